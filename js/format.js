@@ -1,0 +1,92 @@
+// Small pure formatting helpers (no DOM).
+
+export function formatElapsed(seconds) {
+  const s = Math.max(0, Number.isFinite(seconds) ? seconds : 0);
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  const rest = Math.floor(s - m * 60);
+  if (m < 60) return `${m} m ${String(rest).padStart(2, "0")} s`;
+  const h = Math.floor(m / 60);
+  return `${h} h ${String(m - h * 60).padStart(2, "0")} m`;
+}
+
+export function formatCount(n) {
+  if (!Number.isFinite(n)) return "0";
+  if (Math.abs(n) < 1000) return String(Math.round(n));
+  if (Math.abs(n) < 1e6) return `${(n / 1000).toFixed(n < 1e4 ? 1 : 0)}k`;
+  return `${(n / 1e6).toFixed(1)}M`;
+}
+
+export function formatCost(cost) {
+  if (cost === null || cost === undefined || !Number.isFinite(cost)) return "";
+  if (cost === 0) return "$0";
+  if (cost < 0.01) return `$${cost.toFixed(4)}`;
+  return `$${cost.toFixed(2)}`;
+}
+
+export function formatMs(ms) {
+  if (!Number.isFinite(ms)) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+/** Pretty JSON for display; never throws (cycles, BigInt…). Strings are shown as-is. */
+export function formatJSON(value, { quoteStrings = true } = {}) {
+  if (value === undefined) return "";
+  if (typeof value === "string" && !quoteStrings) return value;
+  try {
+    const out = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? String(v) : v), 2);
+    return out === undefined ? String(value) : out;
+  } catch {
+    return String(value);
+  }
+}
+
+/** A tool result is a string; if it is JSON, show it pretty-printed. */
+export function formatResult(result) {
+  if (typeof result !== "string") return formatJSON(result);
+  const s = result.trim();
+  if ((s.startsWith("{") && s.endsWith("}")) || (s.startsWith("[") && s.endsWith("]"))) {
+    try {
+      return JSON.stringify(JSON.parse(s), null, 2);
+    } catch {
+      /* not JSON */
+    }
+  }
+  return result;
+}
+
+export function isLong(text, { chars = 600, lines = 12 } = {}) {
+  if (typeof text !== "string") return false;
+  if (text.length > chars) return true;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10 && ++n >= lines) return true;
+  return false;
+}
+
+export const STATUS_LABEL = {
+  idle: "waiting",
+  running: "running",
+  completed: "done",
+  stopped: "stopped",
+  halted: "halted",
+  budget_exhausted: "out of budget",
+  failed: "failed",
+};
+
+export function statusLabel(status) {
+  return STATUS_LABEL[status] ?? String(status ?? "");
+}
+
+export const RETRACT_LABEL = {
+  gathering: "narration — the model went on to call tools",
+  errored: "retracted — the request failed",
+  halted: "retracted — a guard tripped",
+  stopped: "stopped",
+};
+
+export function retryText(item) {
+  const why = item.reason ? ` after ${item.reason}` : "";
+  const attempt = item.attempt ? ` (attempt ${item.attempt})` : "";
+  return `retrying in ${Number(item.delay || 0).toFixed(1)} s${why}${attempt}`;
+}

@@ -1,0 +1,97 @@
+"""agentcell: run a struckdown-style template as a live, stoppable tool-calling agent in Jupyter.
+
+In a notebook::
+
+    %load_ext agentcell
+
+    %%agent -o run
+    Who leads PSYC605? [[answer]]
+
+From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show`, and the `readonly` /
+`tool` decorators. Everything heavy (pydantic-ai, anywidget) is imported on first use, so
+`import agentcell` and `%load_ext agentcell` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; resolved lazily by __getattr__ (PEP 562).
+_EXPORTS: dict[str, str] = {
+    "compile_template": "agentcell.template",
+    "stream": "agentcell.engine",
+    "complete": "agentcell.engine",
+    "complete_async": "agentcell.engine",
+    "ApprovalDecision": "agentcell.engine",
+    "show": "agentcell.handle",
+    "RunHandle": "agentcell.handle",
+    "readonly": "agentcell.tools",
+    "tool": "agentcell.tools",
+    "RunResult": "agentcell.result",
+    "AgentWidget": "agentcell.widget",
+    "resolve_model": "agentcell.models",
+    "offline_model": "agentcell.models",
+    "AgentcellError": "agentcell.errors",
+    "TemplateSyntaxError": "agentcell.errors",
+    "UndefinedVariableError": "agentcell.errors",
+    "TemplateRenderError": "agentcell.errors",
+    "ToolDefinitionError": "agentcell.errors",
+    "ModelConfigError": "agentcell.errors",
+    "RunError": "agentcell.errors",
+    "Halted": "agentcell.errors",
+    "BudgetExhausted": "agentcell.errors",
+    "ReplayDivergence": "agentcell.errors",
+}
+
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from .engine import ApprovalDecision, complete, complete_async, stream
+    from .errors import (
+        AgentcellError,
+        BudgetExhausted,
+        Halted,
+        ModelConfigError,
+        ReplayDivergence,
+        RunError,
+        TemplateRenderError,
+        TemplateSyntaxError,
+        ToolDefinitionError,
+        UndefinedVariableError,
+    )
+    from .handle import RunHandle, show
+    from .models import offline_model, resolve_model
+    from .result import RunResult
+    from .template import compile_template
+    from .tools import readonly, tool
+    from .widget import AgentWidget
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentcell' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext agentcell`: register `%%agent` / `%agent`."""
+    from .magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """`%unload_ext agentcell`: stop every run and remove the input transformer."""
+    from .magics import unload
+
+    unload(ipython)

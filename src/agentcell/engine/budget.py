@@ -1,0 +1,97 @@
+"""Per-slot budgets (SPEC §3.3): the caller's ceiling, lowered (never raised) by a slot's options.
+
+The ceiling maps onto pydantic-ai's `UsageLimits`, which enforces it; this module only decides the
+numbers, the warnings and the wording of the "out of budget" message. The tool-free final request
+is keyed on the *effective* `max_iter` (struckdown keyed it on the raw value, so a clamped slot never
+got its answering round).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.usage import UsageLimits
+
+from ..events import Limits
+
+DEFAULT_REQUESTS = 20
+DEFAULT_TOOL_CALLS = 20
+DEFAULT_OUTPUT_TOKENS = 250_000
+
+
+def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
+    """The per-slot ceiling: the caller's limits, with our defaults where a field is left `None`."""
+    if limits is None:
+        return UsageLimits(
+            request_limit=DEFAULT_REQUESTS,
+            tool_calls_limit=DEFAULT_TOOL_CALLS,
+            output_tokens_limit=DEFAULT_OUTPUT_TOKENS,
+        )
+    return replace(
+        limits,
+        request_limit=limits.request_limit if limits.request_limit is not None else DEFAULT_REQUESTS,
+        tool_calls_limit=limits.tool_calls_limit if limits.tool_calls_limit is not None else DEFAULT_TOOL_CALLS,
+        output_tokens_limit=(
+            limits.output_tokens_limit if limits.output_tokens_limit is not None else DEFAULT_OUTPUT_TOKENS
+        ),
+    )
+
+
+def limits_event(ceiling: UsageLimits) -> Limits:
+    """The ceiling as the `Limits` value events carry."""
+    return Limits(
+        requests=ceiling.request_limit or DEFAULT_REQUESTS,
+        tool_calls=ceiling.tool_calls_limit or DEFAULT_TOOL_CALLS,
+        output_tokens=ceiling.output_tokens_limit or DEFAULT_OUTPUT_TOKENS,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotBudget:
+    """What one slot may spend."""
+
+    limits: UsageLimits
+    """Handed to pydantic-ai, which raises `UsageLimitExceeded` past it."""
+    max_iter: int | None = None
+    """Effective `max_iter`: request number `max_iter` goes out without the gathering tools."""
+    max_calls: int | None = None
+    """Effective `max_calls`: once this many calls were made, requests go out without tools."""
+    warnings: tuple[str, ...] = ()
+
+
+def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_calls: int | None) -> SlotBudget:
+    """Clamp a slot's `max_iter`/`max_calls` to the ceiling, with a warning for each one asked too high."""
+    warnings: list[str] = []
+    iters = _clamp(slot, "max_iter", max_iter, ceiling.request_limit, "request_limit", warnings)
+    calls = _clamp(slot, "max_calls", max_calls, ceiling.tool_calls_limit, "tool_calls_limit", warnings)
+    limits = ceiling if iters is None else replace(ceiling, request_limit=iters)
+    return SlotBudget(limits=limits, max_iter=iters, max_calls=calls, warnings=tuple(warnings))
+
+
+def _clamp(
+    slot: str, option: str, asked: int | None, ceiling: int | None, field: str, warnings: list[str]
+) -> int | None:
+    if asked is None or ceiling is None or asked <= ceiling:
+        return asked
+    warnings.append(
+        f"slot {slot!r} asked for {option}={asked} but the ceiling is {ceiling}; using {ceiling} "
+        f"(raise it with limits=UsageLimits({field}=...))"
+    )
+    return ceiling
+
+
+def exhausted_message(slot: str, exc: UsageLimitExceeded) -> str:
+    """Name the limit that was hit and how to raise it."""
+    text = str(exc)
+    hint = "raise the ceiling with limits=UsageLimits(...)"
+    for field, option in (("request_limit", "max_iter"), ("tool_calls_limit", "max_calls")):
+        if field in text:
+            hint = (
+                f"raise it with limits=UsageLimits({field}=...), or set {option} on the slot "
+                f"so its last request is answered without tools"
+                if field == "request_limit"
+                else f"raise it with limits=UsageLimits({field}=...), or set {option} on the slot"
+            )
+            break
+    return f"slot {slot!r} ran out of budget: {text}; {hint}"

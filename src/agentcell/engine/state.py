@@ -1,0 +1,99 @@
+"""What every part of one run shares: its id, the event sink, usage totals, guards and policies.
+
+One `RunState` exists per run and is touched only from the run's event loop, so nothing here needs a
+lock. Sync tools run in worker threads but never see this object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.usage import RunUsage, UsageLimits
+
+from ..events import ApprovalRequested, Event, RunWarning, Usage, UsageUpdated
+from ..models import ResolvedModel
+from .guard import Guards
+from .toolbox import ToolRegistry
+
+Emit = Callable[[Event], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalDecision:
+    """The answer to an `ApprovalRequested`: allow the call, or deny it with a reason the model reads."""
+
+    approved: bool
+    reason: str | None = None
+    """Shown to the model as the tool result when the call is denied."""
+
+
+ApproveCallback = Callable[[ApprovalRequested], Awaitable[ApprovalDecision | bool]]
+
+
+class SlotEnded(Exception):  # noqa: N818 - control flow inside the engine, never escapes a run
+    """A slot ended without a value for a reason that ends the run (budget, error); already reported."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def to_usage(usage: RunUsage) -> Usage:
+    """pydantic-ai's usage as the event value (cost as a float, `None` when unknown)."""
+    return Usage(
+        requests=usage.requests,
+        tool_calls=usage.tool_calls,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost=None if usage.cost is None else float(usage.cost),
+    )
+
+
+class UsageBook:
+    """Run totals, summed over slot runs that may be live at the same time (a guard beside a slot)."""
+
+    def __init__(self, run_id: str, emit: Emit) -> None:
+        self._run_id = run_id
+        self._emit = emit
+        self._by_slot: dict[str, Usage] = {}
+        self._reported = Usage()
+
+    @property
+    def total(self) -> Usage:
+        total = Usage()
+        for usage in self._by_slot.values():
+            total = total + usage
+        return total
+
+    def update(self, slot: str, usage: RunUsage) -> None:
+        """Record `slot`'s usage so far; emit `UsageUpdated` when the run total changed."""
+        self._by_slot[slot] = to_usage(usage)
+        total = self.total
+        if total != self._reported:
+            self._reported = total
+            self._emit(UsageUpdated(run_id=self._run_id, slot=slot, usage=total))
+
+
+@dataclass(eq=False, kw_only=True)
+class RunState:
+    """Shared by the runner, the slot runs, the tool wrapper and the approval handler."""
+
+    run_id: str
+    emit: Emit
+    model: ResolvedModel
+    ceiling: UsageLimits
+    registry: ToolRegistry
+    guards: Guards
+    usage: UsageBook
+    deps: Any = None
+    deps_type: type[Any] = type(None)
+    approve: ApproveCallback | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, slot: str | None, message: str) -> None:
+        """Show a warning now and keep it for the result."""
+        self.warnings.append(message)
+        self.emit(RunWarning(run_id=self.run_id, slot=slot, message=message))

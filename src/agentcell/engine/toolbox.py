@@ -1,0 +1,130 @@
+"""Turning the caller's callables into pydantic-ai tools, once per run.
+
+pydantic-ai derives each schema from the signature and docstring and validates arguments. Two things
+are changed on the way in:
+
+* a sync function is called through `anyio.to_thread.run_sync(..., abandon_on_cancel=True)`, so it
+  never blocks the loop *and* Stop does not wait for it (pydantic-ai's own thread call shields the
+  await until the thread returns, which would make Stop wait out a slow tool);
+* per-tool timeouts are enforced by our wrapper (an error string the model reads), not by
+  pydantic-ai's `timeout=` (which spends a retry).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import anyio.to_thread
+from pydantic_ai import Tool
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.toolsets import FunctionToolset
+
+from ..errors import ToolDefinitionError
+from ..tools import ToolPolicy, policy_of
+
+ToolLike = Callable[..., Any] | Tool[Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolEntry:
+    """One tool as the engine runs it."""
+
+    tool: Tool[Any]
+    policy: ToolPolicy
+
+
+class ToolRegistry:
+    """The run's tools by the name the model sees."""
+
+    def __init__(self, entries: Mapping[str, ToolEntry]) -> None:
+        self.entries = dict(entries)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.entries)
+
+    def select(self, names: Sequence[str] | None) -> dict[str, ToolEntry]:
+        """The entries a slot may use (`tools=a+b` restricts them); unknown names are an error."""
+        if names is None:
+            return dict(self.entries)
+        unknown = [name for name in names if name not in self.entries]
+        if unknown:
+            known = ", ".join(self.entries) or "none"
+            raise ToolDefinitionError(f"unknown tool {unknown[0]!r} in tools=; this run's tools are: {known}")
+        return {name: self.entries[name] for name in names}
+
+    @staticmethod
+    def toolset(entries: Mapping[str, ToolEntry]) -> FunctionToolset[Any]:
+        return FunctionToolset([entry.tool for entry in entries.values()])
+
+
+def build_registry(tools: Sequence[ToolLike], *, approve_writes: bool = False) -> ToolRegistry:
+    """Build the run's tools; raise `ToolDefinitionError` for a bad callable or a duplicate name."""
+    entries: dict[str, ToolEntry] = {}
+    for item in tools:
+        entry = _from_tool(item) if isinstance(item, Tool) else _from_callable(item)
+        if approve_writes and not entry.policy.readonly and not entry.policy.approve:
+            entry = _needing_approval(entry)
+        name = entry.tool.name
+        if name in entries:
+            raise ToolDefinitionError(f"two tools are named {name!r}; rename one with @tool(name=...)")
+        entries[name] = entry
+    return ToolRegistry(entries)
+
+
+def _from_callable(fn: Callable[..., Any]) -> ToolEntry:
+    if not callable(fn):
+        raise ToolDefinitionError(f"{fn!r} is not callable and cannot be a tool")
+    policy = policy_of(fn) or ToolPolicy()
+    try:
+        tool: Tool[Any] = Tool(
+            fn,
+            name=policy.name,
+            requires_approval=policy.approve,
+            sequential=policy.sequential,
+            metadata={"readonly": policy.readonly},
+        )
+    except (UserError, TypeError, ValueError, NameError) as exc:
+        raise ToolDefinitionError(f"cannot turn {fn!r} into a tool: {exc}") from exc
+    _run_sync_in_thread(tool)
+    return ToolEntry(tool=tool, policy=policy)
+
+
+def _from_tool(original: Tool[Any]) -> ToolEntry:
+    tool = copy.copy(original)
+    metadata = tool.metadata or {}
+    policy = ToolPolicy(
+        readonly=bool(metadata.get("readonly", False)),
+        approve=tool.requires_approval,
+        timeout=tool.timeout,
+        name=tool.name,
+        sequential=tool.sequential,
+    )
+    tool.timeout = None  # enforced by our wrapper as an error string instead of a retry
+    _run_sync_in_thread(tool)
+    return ToolEntry(tool=tool, policy=policy)
+
+
+def _needing_approval(entry: ToolEntry) -> ToolEntry:
+    tool = copy.copy(entry.tool)
+    tool.requires_approval = True
+    return ToolEntry(tool=tool, policy=replace(entry.policy, approve=True))
+
+
+def _run_sync_in_thread(tool: Tool[Any]) -> None:
+    schema = tool.function_schema
+    if schema.is_async:
+        return
+    function = schema.function
+
+    async def in_thread(*args: Any, **kwargs: Any) -> Any:
+        # abandon_on_cancel: on Stop the await ends at once; the thread finishes on its own and
+        # its late result is dropped.
+        call = functools.partial(function, *args, **kwargs)
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+
+    tool.function_schema = replace(schema, function=in_thread, is_async=True)

@@ -1,0 +1,105 @@
+"""Every error agentcell raises, in one tree.
+
+* AgentcellError                 base of everything below
+  * TemplateSyntaxError          the template can never run; carries line and column; raised before any model call
+    * UndefinedVariableError     `{{ name }}` names nothing in the namespace, `--context` or an earlier slot
+  * TemplateRenderError          Jinja failed while a slot's prompt was rendered (e.g. `{{ 1 / 0 }}`)
+  * ToolDefinitionError          a callable cannot be turned into a tool (bad signature, duplicate name)
+  * ModelConfigError             a model string or provider cannot be resolved (e.g. a missing API key)
+  * RunError                     a run ended without completing; carries what it produced
+    * Halted                     a `[[halt:…]]` guard tripped; `.result` holds only results from before it
+    * BudgetExhausted            a slot hit its ceiling of requests, tool calls or tokens
+  * ReplayDivergence             a `--replay` cassette does not match the run being replayed
+
+The magic converts these to a one-line `UsageError` at the boundary where a person watches; the
+library raises them where the problem is found.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .result import RunResult
+
+
+class AgentcellError(Exception):
+    """Base class of every error agentcell raises on purpose."""
+
+
+class TemplateSyntaxError(AgentcellError):
+    """The template is malformed; nothing was sent to a model.
+
+    `str()` gives `name:line:col: message` followed by the offending line and a caret under the
+    column, so a beginner sees exactly where the cell is wrong.
+    """
+
+    def __init__(
+        self, message: str, *, line: int, col: int, source: str | None = None, name: str = "<cell>"
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+        self.source = source
+        self.name = name
+
+    def __str__(self) -> str:
+        text = f"{self.name}, line {self.line}, column {self.col}: {self.message}"
+        if self.source is not None:
+            lines = self.source.splitlines()
+            if 1 <= self.line <= len(lines):
+                bad = lines[self.line - 1]
+                # Tabs are kept so the caret lines up under the same characters in a terminal.
+                pad = "".join("\t" if ch == "\t" else " " for ch in bad[: max(self.col - 1, 0)])
+                text += f"\n    {bad}\n    {pad}^"
+        return text
+
+
+class UndefinedVariableError(TemplateSyntaxError):
+    """A `{{ name }}` refers to a variable nothing defines."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        variable: str,
+        line: int,
+        col: int,
+        source: str | None = None,
+        name: str = "<cell>",
+    ) -> None:
+        super().__init__(message, line=line, col=col, source=source, name=name)
+        self.variable = variable
+
+
+class TemplateRenderError(AgentcellError):
+    """Rendering a slot's prompt failed at run time (the Jinja expression itself raised)."""
+
+
+class ToolDefinitionError(AgentcellError):
+    """A callable cannot be exposed as a tool."""
+
+
+class ModelConfigError(AgentcellError):
+    """The model cannot be resolved or its provider is not configured."""
+
+
+class RunError(AgentcellError):
+    """A run ended without completing. `.result` keeps everything it produced."""
+
+    def __init__(self, message: str, *, result: RunResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class Halted(RunError):
+    """A guard tripped. `.result.results` holds only values produced before the guard."""
+
+
+class BudgetExhausted(RunError):
+    """A slot reached its ceiling; the message names the limit and how to raise it."""
+
+
+class ReplayDivergence(AgentcellError):
+    """A replayed run asked for something the cassette does not hold."""

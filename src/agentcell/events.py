@@ -1,0 +1,301 @@
+"""The events a run yields, in order, to every consumer (widget, terminal printer, `complete`).
+
+Each event is a frozen value with a `kind` tag so consumers can `match` on the class and end with
+`assert_never`. Every event carries the `run_id` (events of concurrent runs never mix) and the
+`slot` it belongs to (`None` for run-level events). A run yields `RunStarted` first and exactly one
+`ProcessingComplete` last, whatever happens in between: completion, Stop, a guard trip or an error.
+
+Per slot: `SlotStarted`, then any of `TokenDelta`, `ThinkingDelta`, `SlotRetracted`, `ToolStarted`,
+`ToolCompleted`, `ApprovalRequested`, `ApprovalResolved`, `Retrying`, `UsageUpdated`, `RunWarning`,
+`GuardTripped`, and finally `SlotCompleted` or `SlotFailed`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from .result import RunResult
+
+RunStatus: TypeAlias = Literal["completed", "stopped", "halted", "budget_exhausted", "failed"]
+"""How a run (or one slot of it) ended."""
+
+RetractReason: TypeAlias = Literal["gathering", "errored", "halted", "stopped"]
+"""Why streamed text stopped counting as the answer.
+
+`gathering`: the response went on to call tools, so the text was narration.
+`errored`: the request failed after tokens were shown.
+`halted`: a guard tripped after tokens were shown.
+`stopped`: the run was stopped mid-answer (the partial text is kept, marked stopped).
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Usage totals for a slot or a run."""
+
+    requests: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    """Price in USD where the model's price is known; `None` otherwise."""
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(
+            requests=self.requests + other.requests,
+            tool_calls=self.tool_calls + other.tool_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost=cost,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The per-slot ceiling a run was started with."""
+
+    requests: int = 20
+    tool_calls: int = 20
+    output_tokens: int = 250_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotInfo:
+    """What the widget needs to lay out a slot before it runs."""
+
+    name: str
+    type: str
+    required: bool = False
+    use_tools: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted:
+    """The run began; lists its slots so a consumer can lay them out."""
+
+    run_id: str
+    model: str
+    """Display name of the model (never includes a credential)."""
+    offline: bool = False
+    """True when the offline default model answers (no network, canned behaviour)."""
+    slots: tuple[SlotInfo, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    tools: tuple[str, ...] = ()
+    slot: str | None = None
+    kind: Literal["run_started"] = "run_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotStarted:
+    """A slot's first request is about to go out."""
+
+    run_id: str
+    slot: str
+    slot_type: str
+    index: int
+    kind: Literal["slot_started"] = "slot_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenDelta:
+    """A piece of streamed answer text (free-text slots only)."""
+
+    run_id: str
+    slot: str
+    text: str
+    round: int = 1
+    """1-based model request number within the slot."""
+    kind: Literal["token_delta"] = "token_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingDelta:
+    """A piece of the model's thinking, where the model returns it."""
+
+    run_id: str
+    slot: str
+    text: str
+    round: int = 1
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotRetracted:
+    """Text already streamed for this round no longer counts as the answer; consumers drop it."""
+
+    run_id: str
+    slot: str
+    reason: RetractReason
+    text: str = ""
+    """The retracted text, kept as narration."""
+    round: int = 1
+    kind: Literal["slot_retracted"] = "slot_retracted"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStarted:
+    """The model called a tool and the call is about to run."""
+
+    run_id: str
+    slot: str
+    call_id: str
+    tool_name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    round: int = 1
+    kind: Literal["tool_started"] = "tool_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCompleted:
+    """A tool call finished; `result` is what the model reads (an error string when `ok` is False)."""
+
+    run_id: str
+    slot: str
+    call_id: str
+    tool_name: str
+    ok: bool = True
+    result: str = ""
+    error: str | None = None
+    was_cached: bool = False
+    elapsed_ms: float = 0.0
+    round: int = 1
+    kind: Literal["tool_completed"] = "tool_completed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequested:
+    """A tool call waits for a person (or the `approve=` callback) to allow it."""
+
+    run_id: str
+    slot: str
+    call_id: str
+    tool_name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["approval_requested"] = "approval_requested"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalResolved:
+    """The approval wait ended; a denial reason reaches the model as the tool result."""
+
+    run_id: str
+    slot: str
+    call_id: str
+    approved: bool
+    reason: str | None = None
+    kind: Literal["approval_resolved"] = "approval_resolved"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retrying:
+    """A transient provider failure; the request is retried after `delay_s`."""
+
+    run_id: str
+    slot: str | None
+    attempt: int
+    delay_s: float
+    reason: str
+    kind: Literal["retrying"] = "retrying"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageUpdated:
+    """Running totals after a model request or tool call."""
+
+    run_id: str
+    slot: str | None
+    usage: Usage
+    """Totals for the whole run so far."""
+    kind: Literal["usage_updated"] = "usage_updated"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunWarning:
+    """Something the user should know that does not stop the run (a clamped budget, trailing text)."""
+
+    run_id: str
+    slot: str | None
+    message: str
+    kind: Literal["run_warning"] = "run_warning"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GuardTripped:
+    """A `[[halt:…]]` guard's verdict matched its `when`; the run halts after this event."""
+
+    run_id: str
+    slot: str
+    reason: str
+    kind: Literal["guard_tripped"] = "guard_tripped"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointReached:
+    """A `<checkpoint>`: the conversation restarts; earlier answers stay reachable by name."""
+
+    run_id: str
+    name: str | None = None
+    slot: str | None = None
+    kind: Literal["checkpoint_reached"] = "checkpoint_reached"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotCompleted:
+    """A slot produced its value."""
+
+    run_id: str
+    slot: str
+    value: Any
+    text: str = ""
+    """The answer text as shown (for typed slots, the value rendered as JSON)."""
+    kind: Literal["slot_completed"] = "slot_completed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotFailed:
+    """A slot ended without a value: stopped, out of budget, or an error."""
+
+    run_id: str
+    slot: str
+    status: RunStatus
+    error: str
+    partial: str = ""
+    """Answer text streamed before the slot ended (kept, marked stopped)."""
+    kind: Literal["slot_failed"] = "slot_failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessingComplete:
+    """The single terminal event of every run."""
+
+    run_id: str
+    status: RunStatus
+    result: RunResult
+    early_termination: bool = False
+    slot: str | None = None
+    kind: Literal["processing_complete"] = "processing_complete"
+
+
+Event: TypeAlias = (
+    RunStarted
+    | SlotStarted
+    | TokenDelta
+    | ThinkingDelta
+    | SlotRetracted
+    | ToolStarted
+    | ToolCompleted
+    | ApprovalRequested
+    | ApprovalResolved
+    | Retrying
+    | UsageUpdated
+    | RunWarning
+    | GuardTripped
+    | CheckpointReached
+    | SlotCompleted
+    | SlotFailed
+    | ProcessingComplete
+)
+"""Every event a run can yield."""

@@ -1,0 +1,68 @@
+"""`RunResult`: what a finished run produced, whatever way it ended.
+
+It is a plain value: `complete()` returns it, `ProcessingComplete` carries it, the widget shows it and
+`Halted`/`BudgetExhausted` errors keep it in `.result`, so nothing a run produced is lost when it is
+stopped, halted or fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_core import to_jsonable_python
+
+from .events import Limits, RunStatus, Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """The outcome of one run (SPEC §3.9)."""
+
+    run_id: str
+    status: RunStatus
+    """`completed | stopped | halted | budget_exhausted | failed`."""
+    results: Mapping[str, Any] = field(default_factory=dict)
+    """Slot name → value, for every slot that finished (on a halt: only slots before the guard)."""
+    answer: Any = None
+    """The value of the template's last answer slot, or `None` if it did not finish."""
+    usage: Usage = field(default_factory=Usage)
+    """Totals over every model request of the run, guards included."""
+    messages: tuple[ModelMessage, ...] = ()
+    """The pydantic-ai transcript of the answer slots, in run order (guards' private prompts excluded)."""
+    warnings: tuple[str, ...] = ()
+    """Clamped budgets, trailing template text and other things the user should know."""
+    error: str | None = None
+    """Why the run did not complete (`None` when it did)."""
+    partial: Mapping[str, str] = field(default_factory=dict)
+    """Slot name → answer text streamed before that slot was stopped or failed."""
+    model: str = ""
+    """Display name of the model (never a credential)."""
+    limits: Limits = field(default_factory=Limits)
+    """The per-slot ceiling the run used."""
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """The transcript as an OpenAI Chat Completions `messages` list."""
+        from .engine.convert import to_openai
+
+        return to_openai(self.messages)
+
+    def to_json(self) -> str:
+        """Everything above as JSON (the transcript in pydantic-ai's own message format)."""
+        data = {
+            "run_id": self.run_id,
+            "status": self.status,
+            "results": to_jsonable_python(self.results, fallback=repr),
+            "answer": to_jsonable_python(self.answer, fallback=repr),
+            "usage": to_jsonable_python(self.usage),
+            "warnings": list(self.warnings),
+            "error": self.error,
+            "partial": dict(self.partial),
+            "model": self.model,
+            "limits": to_jsonable_python(self.limits),
+            "messages": ModelMessagesTypeAdapter.dump_python(list(self.messages), mode="json"),
+        }
+        return json.dumps(data, ensure_ascii=False)

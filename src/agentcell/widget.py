@@ -1,0 +1,159 @@
+"""The live widget: Python owns the run's state, the browser renders it.
+
+Three coarse traits are synced (`status`, `final`, `hint`); everything else travels as batched
+custom messages of wire events (see `wire.py`), flushed at most `1 / flush_interval` times a second
+whatever the token rate. A view that opens late asks for a snapshot (`snapshot_request`) and gets
+the whole run so far; once the run ends, `final` holds the complete log, so a view rendered from a
+saved notebook (no kernel) shows the transcript too.
+
+Front-end messages may arrive on a kernel *subshell thread* (JupyterLab >= 4.4 sends comms over
+subshells on ipykernel 7.x), so the Stop handler only calls the thread-safe `on_stop` callback and
+everything else is marshalled onto the loop captured at `bind()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anywidget
+import traitlets
+
+from .events import Event, ProcessingComplete, RunStarted
+from .wire import EventLog, FrontendMsg, WireEvent, append_coalesced, to_wire
+
+STATIC = pathlib.Path(__file__).parent / "static"
+_FALLBACK_ESM = """
+export default { render({ model, el }) {
+  el.textContent = "agentcell: the widget bundle is missing (run `npm run build`). Status: " + model.get("status");
+} };
+"""
+
+StopCallback = Callable[[], None]
+ApproveCallback = Callable[[str, bool, "str | None"], None]
+
+
+def _asset(name: str) -> pathlib.Path | str:
+    path = STATIC / name
+    return path if path.exists() else (_FALLBACK_ESM if name.endswith(".js") else "")
+
+
+class AgentWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """Shows one run live; `apply(event)` is the only way state changes."""
+
+    _esm = _asset("widget.js")
+    _css = _asset("widget.css")
+
+    status = traitlets.Unicode("idle").tag(sync=True)
+    """idle | running | completed | stopped | halted | budget_exhausted | failed"""
+    final = traitlets.List(traitlets.Dict()).tag(sync=True)
+    """The complete event log once the run ended; empty while it runs."""
+    hint = traitlets.Unicode("").tag(sync=True)
+    """A short note under the header (e.g. how to stop on older kernels)."""
+
+    def __init__(self, *, flush_interval: float = 0.04, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.flush_interval = flush_interval
+        self.log = EventLog()
+        self.messages_sent = 0
+        """Custom messages sent so far (benchmarks and tests read it)."""
+        self._pending: list[WireEvent] = []
+        self._t0 = time.monotonic()
+        self._last_flush = 0.0
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_stop: StopCallback | None = None
+        self._on_approve: ApproveCallback | None = None
+        self.on_msg(self._on_frontend_msg)
+
+    def bind(
+        self,
+        *,
+        loop: asyncio.AbstractEventLoop,
+        on_stop: StopCallback,
+        on_approve: ApproveCallback | None = None,
+    ) -> None:
+        """Attach the widget to a run: its loop and what Stop / Approve do."""
+        self._loop, self._on_stop, self._on_approve = loop, on_stop, on_approve
+
+    def apply(self, event: Event) -> None:
+        """Record one event and schedule it for the browser."""
+        wire = to_wire(event, t=time.monotonic() - self._t0)
+        self.log.add(wire)
+        append_coalesced(self._pending, wire)
+        if isinstance(event, RunStarted):
+            self.status = "running"
+        if isinstance(event, ProcessingComplete):
+            self.flush()
+            with self.hold_sync():
+                self.final = self.log.snapshot()
+                self.status = event.status
+            return
+        self._schedule_flush()
+
+    def fail(self, message: str) -> None:
+        """Show an error that escaped the run (the run itself reports its own failures as events)."""
+        self._pending.append({"kind": "run_warning", "run_id": "", "slot": None, "message": message, "t": 0})
+        self.flush()
+        self.status = "failed"
+
+    def flush(self) -> None:
+        """Send the pending events now, as one message."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        self._last_flush = time.monotonic()
+        self.messages_sent += 1
+        self.send({"kind": "events", "events": batch})
+
+    def _schedule_flush(self) -> None:
+        if self._flush_handle is not None:
+            return
+        loop = self._loop or _running_loop()
+        if loop is None:
+            self.flush()
+            return
+        wait = max(0.0, self._last_flush + self.flush_interval - time.monotonic())
+        self._flush_handle = loop.call_later(wait, self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        self._flush_handle = None
+        self.flush()
+
+    def _on_frontend_msg(self, _widget: object, content: FrontendMsg, _buffers: list[bytes]) -> None:
+        kind = content.get("kind")
+        if kind == "stop":
+            # Possibly on a subshell thread: the callback must be thread-safe (call_soon_threadsafe).
+            if self._on_stop is not None:
+                self._on_stop()
+            return
+        if self._loop is not None and _running_loop() is not self._loop:
+            self._loop.call_soon_threadsafe(self._handle_msg, content)
+        else:
+            self._handle_msg(content)
+
+    def _handle_msg(self, content: FrontendMsg) -> None:
+        match content.get("kind"):
+            case "snapshot_request":
+                self.messages_sent += 1
+                self.send({"kind": "snapshot", "events": self.log.snapshot() + self._pending})
+            case "approve" if self._on_approve is not None:
+                self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
+            case _:
+                pass
+
+    def __repr__(self) -> str:
+        return f"<AgentWidget status={self.status!r} events={len(self.log)}>"
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,93 @@
+"""Events as JSON for the browser, and the log a late view replays.
+
+The widget never re-sends a growing trait: each event becomes one small JSON object, batched into a
+custom message. `EventLog` keeps every event of the run with consecutive text deltas of the same
+slot and round merged, so a view that opens later (page reload, a second view) gets the whole run
+as one snapshot whose size grows linearly with the text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypedDict
+
+from pydantic_core import to_jsonable_python
+
+from .events import Event, ProcessingComplete, Usage
+
+WireEvent = dict[str, Any]
+"""An event as sent to the browser: the dataclass fields, `kind`, and `t` (seconds since start)."""
+
+
+class FrontendMsg(TypedDict, total=False):
+    """What `widget.js` sends with `model.send(...)`."""
+
+    kind: str
+    call_id: str
+    approved: bool
+    reason: str | None
+
+
+def to_wire(event: Event, *, t: float) -> WireEvent:
+    """Serialize one event; values the browser cannot take become their `repr`."""
+    if isinstance(event, ProcessingComplete):
+        out: WireEvent = {
+            "kind": event.kind,
+            "run_id": event.run_id,
+            "slot": event.slot,
+            "status": event.status,
+            "early_termination": event.early_termination,
+            "answer": jsonable(event.result.answer),
+            "usage": usage_json(event.result.usage),
+        }
+    else:
+        out = {f.name: jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}
+    out["t"] = round(t, 3)
+    return out
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    """`Usage` as a plain dict."""
+    return dataclasses.asdict(usage)
+
+
+def jsonable(value: Any) -> Any:
+    """Anything as JSON-compatible data (dataclasses, pydantic models, sets…), `repr` as the fallback."""
+    return to_jsonable_python(value, fallback=repr)
+
+
+_TEXT_KINDS = ("token_delta", "thinking_delta")
+
+
+def _mergeable(a: WireEvent, b: WireEvent) -> bool:
+    return (
+        a["kind"] == b["kind"]
+        and a["kind"] in _TEXT_KINDS
+        and a.get("slot") == b.get("slot")
+        and a.get("round") == b.get("round")
+    )
+
+
+def append_coalesced(events: list[WireEvent], event: WireEvent) -> None:
+    """Append `event`, merging it into the previous one when both are text deltas of one round."""
+    if events and _mergeable(events[-1], event):
+        last = events[-1]
+        events[-1] = {**last, "text": last["text"] + event["text"], "t": event["t"]}
+    else:
+        events.append(event)
+
+
+class EventLog:
+    """Every wire event of a run, text deltas merged; `snapshot()` is what a late view replays."""
+
+    def __init__(self) -> None:
+        self._events: list[WireEvent] = []
+
+    def add(self, event: WireEvent) -> None:
+        append_coalesced(self._events, event)
+
+    def snapshot(self) -> list[WireEvent]:
+        return list(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)

@@ -1,0 +1,160 @@
+"""A real ipykernel driven through jupyter_client, with the client playing the browser.
+
+The client executes cells, watches iopub for widget comms, and sends the same `comm_msg`s a
+browser sends (custom `{"kind": "stop"}`, snapshot requests). It never calls
+`wait_for_ready()`'s iopub flush loop while a run streams (that blocks for the whole run, see
+notes/kernel.md), so readiness is checked with a `kernel_info` round trip instead.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+Msg = dict[str, Any]
+
+
+@dataclass
+class WidgetComm:
+    """What the client has seen of one anywidget model."""
+
+    comm_id: str
+    state: dict[str, Any] = field(default_factory=dict)
+    custom: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    updates: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    bytes_in: int = 0
+
+
+class KernelSession:
+    """One kernel process plus a client that records iopub traffic by comm and by request."""
+
+    def __init__(self, *, kernel_name: str = "python3", extra_env: dict[str, str] | None = None) -> None:
+        self.km = KernelManager(kernel_name=kernel_name)
+        env = dict(__import__("os").environ)
+        env.update(extra_env or {})
+        self.km.start_kernel(env=env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.comms: dict[str, WidgetComm] = {}
+        self.outputs: dict[str, list[Msg]] = {}
+        self.replies: dict[str, tuple[float, Msg]] = {}
+        self._wait_kernel_info()
+
+    def _wait_kernel_info(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        msg_id = self.kc.kernel_info()
+        while time.monotonic() < deadline:
+            try:
+                reply = self.kc.get_shell_msg(timeout=1)
+            except queue.Empty:
+                continue
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return
+        raise TimeoutError("kernel did not answer kernel_info")
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+    # ---- iopub / shell pumping -------------------------------------------------------------
+    def pump(self, timeout: float = 0.05) -> None:
+        """Drain whatever iopub and shell messages have arrived."""
+        end = time.monotonic() + timeout
+        while True:
+            remaining = max(0.0, end - time.monotonic())
+            got = False
+            try:
+                self._on_iopub(self.kc.get_iopub_msg(timeout=min(remaining, 0.01) or 0.001))
+                got = True
+            except queue.Empty:
+                pass
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.001)
+                self.replies[msg["parent_header"].get("msg_id", "")] = (time.monotonic(), msg)
+                got = True
+            except queue.Empty:
+                pass
+            if not got and time.monotonic() >= end:
+                return
+
+    def _on_iopub(self, msg: Msg) -> None:
+        now = time.monotonic()
+        kind, content = msg["msg_type"], msg["content"]
+        parent = msg["parent_header"].get("msg_id", "")
+        if kind == "comm_open":
+            comm = self.comms.setdefault(content["comm_id"], WidgetComm(content["comm_id"]))
+            comm.state.update(content.get("data", {}).get("state", {}))
+        elif kind == "comm_msg":
+            comm = self.comms.setdefault(content["comm_id"], WidgetComm(content["comm_id"]))
+            data = content.get("data", {})
+            comm.bytes_in += len(str(data))
+            if data.get("method") == "update":
+                comm.state.update(data.get("state", {}))
+                comm.updates.append((now, data.get("state", {})))
+            elif data.get("method") == "custom":
+                comm.custom.append((now, data.get("content", {})))
+        elif kind in ("stream", "error", "display_data", "execute_result"):
+            self.outputs.setdefault(parent, []).append(msg)
+
+    def wait_until(self, predicate: Callable[[], bool], *, timeout: float = 30, what: str = "") -> float:
+        """Pump until `predicate()` holds; return the monotonic time it did."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump(0.01)
+            if predicate():
+                return time.monotonic()
+        raise TimeoutError(f"timed out waiting for {what or predicate}; outputs: {self.outputs}")
+
+    # ---- actions ---------------------------------------------------------------------------
+    def execute(self, code: str, *, cell_id: str | None = None) -> str:
+        """Send an execute_request (with a JupyterLab-style cellId) and return its msg_id."""
+        msg = self.kc.session.msg(
+            "execute_request",
+            {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+             "allow_stdin": False, "stop_on_error": True},
+        )
+        msg["metadata"]["cellId"] = cell_id or str(uuid.uuid4())
+        self.kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
+
+    def run(self, code: str, *, timeout: float = 60) -> str:
+        """Execute and wait for the reply; return the text of stdout / results; raise on error."""
+        msg_id = self.execute(code)
+        self.wait_until(lambda: msg_id in self.replies, timeout=timeout, what=f"reply to {code!r}")
+        self.pump(0.05)
+        outs = self.outputs.get(msg_id, [])
+        errors = [o for o in outs if o["msg_type"] == "error"]
+        if errors:
+            raise AssertionError("\n".join(errors[0]["content"]["traceback"]))
+        texts = []
+        for o in outs:
+            if o["msg_type"] == "stream":
+                texts.append(o["content"]["text"])
+            elif o["msg_type"] == "execute_result":
+                texts.append(o["content"]["data"].get("text/plain", ""))
+        return "".join(texts)
+
+    def send_custom(self, comm_id: str, content: dict[str, Any]) -> float:
+        """Send what `model.send(content)` sends from the browser; return the send time."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
+        self.kc.shell_channel.send(msg)
+        return time.monotonic()
+
+    def agent_widgets(self) -> list[WidgetComm]:
+        """Comms whose state looks like an agentcell widget (it has the `final` trait)."""
+        return [c for c in self.comms.values() if "final" in c.state and "status" in c.state]
+
+    def streamed_text(self, comm: WidgetComm) -> str:
+        """All answer text that custom messages carried so far."""
+        text = []
+        for _, content in comm.custom:
+            for ev in content.get("events", []):
+                if ev.get("kind") == "token_delta":
+                    text.append(ev["text"])
+        return "".join(text)
