@@ -2,7 +2,10 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    environment: "happy-dom",
+    // jsdom, not happy-dom: DOMPurify does not sanitize under happy-dom (cure53/DOMPurify#1457,
+    // capricorn86/happy-dom#1810), so sanitizer and rendering tests would pass vacuously there.
+    // js/fallback.test.js runs under happy-dom on purpose, to check the widget fails closed.
+    environment: "jsdom",
     include: ["js/**/*.test.js"],
   },
 });

@@ -42,6 +42,15 @@ export function formatJSON(value, { quoteStrings = true } = {}) {
   }
 }
 
+/** Tool arguments: one line when short, else pretty-printed. */
+export function formatArgs(args, max = 72) {
+  const pretty = formatJSON(args);
+  if (pretty.length > max * 2) return pretty;
+  // JSON.stringify escapes newlines inside strings, so every raw newline here is layout.
+  const oneLine = pretty.replace(/\n */g, " ");
+  return oneLine.length <= max ? oneLine : pretty;
+}
+
 /** A tool result is a string; if it is JSON, show it pretty-printed. */
 export function formatResult(result) {
   if (typeof result !== "string") return formatJSON(result);
@@ -75,7 +84,7 @@ export const STATUS_LABEL = {
 };
 
 export function statusLabel(status) {
-  return STATUS_LABEL[status] ?? String(status ?? "");
+  return Object.hasOwn(STATUS_LABEL, status) ? STATUS_LABEL[status] : String(status ?? "");
 }
 
 export const RETRACT_LABEL = {
@@ -84,6 +93,10 @@ export const RETRACT_LABEL = {
   halted: "retracted — a guard tripped",
   stopped: "stopped",
 };
+
+export function retractLabel(reason) {
+  return Object.hasOwn(RETRACT_LABEL, reason) ? RETRACT_LABEL[reason] : `retracted (${reason})`;
+}
 
 export function retryText(item) {
   const why = item.reason ? ` after ${item.reason}` : "";

@@ -32,6 +32,7 @@ export const PURIFY_CONFIG = Object.freeze({
 
 const BLOCKED_IMG = "data-agentcell-blocked-src";
 let purifier = null;
+let purifierOk = null;
 
 function getPurifier() {
   if (purifier) return purifier;
@@ -54,8 +55,46 @@ function getPurifier() {
   return purifier;
 }
 
+const CANARY = '<p>ok<img src="x" onerror="x"><a href="javascript:x">l</a></p><script>x</script><svg onload="x"></svg>';
+
+/**
+ * Does the sanitizer really sanitize in this DOM? (It does in browsers and jsdom; in DOMs it does not
+ * support, such as happy-dom, it silently lets handlers through.) If not, we fail closed: plain text.
+ */
+export function sanitizerWorks() {
+  if (purifierOk !== null) return purifierOk;
+  purifierOk = false;
+  try {
+    const p = getPurifier();
+    if (p.isSupported) {
+      const frag = p.sanitize(CANARY, { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
+      const div = document.createElement("div");
+      div.append(frag);
+      purifierOk =
+        div.querySelector("p") !== null &&
+        div.querySelector("script, svg, [onerror], [onload]") === null &&
+        div.querySelector("a[href]") === null &&
+        !/onerror|javascript:/i.test(div.innerHTML);
+    }
+  } catch {
+    purifierOk = false;
+  }
+  if (!purifierOk) console.warn("[agentcell] HTML sanitizer unavailable in this DOM: showing Markdown as plain text");
+  return purifierOk;
+}
+
+function plainFragment(text) {
+  const frag = document.createDocumentFragment();
+  const pre = document.createElement("div");
+  pre.className = "agentcell-plain";
+  pre.textContent = String(text ?? "");
+  frag.append(pre);
+  return frag;
+}
+
 /** Sanitize an HTML string into a DocumentFragment of the current document. */
 export function sanitizeToFragment(html) {
+  if (!sanitizerWorks()) return plainFragment(html);
   const frag = getPurifier().sanitize(String(html ?? ""), { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
   // Remote images become links (the <img> has no src by now, so nothing was fetched).
   for (const img of frag.querySelectorAll(`img[${BLOCKED_IMG}]`)) {
@@ -100,40 +139,32 @@ export function markdownToHtml(text) {
 
 /** Markdown -> sanitized DocumentFragment. */
 export function renderMarkdown(text) {
+  if (!sanitizerWorks()) return plainFragment(text);
   return sanitizeToFragment(markdownToHtml(text));
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-
 /**
- * Where the "stable" part of streaming Markdown ends: just after the last blank line that is outside a
- * code fence and followed by an unindented line. Text before it is complete blocks that will not change
- * as more tokens arrive, so it can be rendered once; only the tail is re-rendered per frame.
+ * How much of streaming Markdown is complete blocks that more text cannot change: the top-level blocks
+ * (marked's lexer) before the last one, counting only complete lines (a partial line such as "-" or "`"
+ * could still turn into something that joins the block above). That prefix is rendered once; only the
+ * rest is re-rendered per frame. (Reference-style link definitions that arrive later are picked up by
+ * the single full render when the answer is final.)
  */
-export function splitStable(text) {
-  let inFence = null;
-  let stable = 0;
-  let pos = 0;
-  let prevBlank = false;
-  while (pos < text.length) {
-    let end = text.indexOf("\n", pos);
-    if (end === -1) break; // the last (incomplete) line never counts
-    const line = text.slice(pos, end);
-    const m = FENCE.exec(line);
-    if (inFence) {
-      if (m && m[1][0] === inFence[0] && m[1].length >= inFence.length && line.trim() === m[1]) inFence = null;
-    } else if (m) {
-      if (prevBlank) stable = pos;
-      inFence = m[1];
-    } else if (line.trim() === "") {
-      prevBlank = true;
-      pos = end + 1;
-      continue;
-    } else if (prevBlank && !/^\s/.test(line)) {
-      stable = pos;
-    }
-    prevBlank = false;
-    pos = end + 1;
+export function stablePrefixLength(text) {
+  const end = text.lastIndexOf("\n") + 1;
+  if (end === 0) return 0;
+  const complete = text.slice(0, end);
+  let tokens;
+  try {
+    tokens = marked.lexer(complete);
+  } catch {
+    return 0;
   }
-  return stable;
+  let k = tokens.length - 1;
+  while (k >= 0 && tokens[k].type === "space") k--;
+  if (k <= 0) return 0;
+  let n = 0;
+  for (let i = 0; i < k; i++) n += tokens[i].raw.length;
+  // The lexer's raw pieces concatenate to its input; if that ever fails, do not split.
+  return complete.startsWith(tokens.slice(0, k).map((t) => t.raw).join("")) ? n : 0;
 }

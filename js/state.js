@@ -179,7 +179,7 @@ export function reduce(state, ev) {
   }
   state.v++;
   try {
-    const handler = HANDLERS[ev.kind];
+    const handler = Object.hasOwn(HANDLERS, ev.kind) ? HANDLERS[ev.kind] : null;
     if (handler) handler(state, ev);
     else if (PAYLOAD_KINDS.has(ev.kind)) {
       const slot = getSlot(state, ev.slot);

@@ -1,7 +1,7 @@
 // A streamed Markdown answer, rendered incrementally: complete blocks are rendered once and kept,
 // only the unfinished last block is re-rendered on each (animation-frame-throttled) update. When the
 // text is final it is rendered once as a whole so cross-block Markdown (lists, references) is exact.
-import { renderMarkdown, splitStable } from "../markdown.js";
+import { renderMarkdown, stablePrefixLength } from "../markdown.js";
 
 export class AnswerView {
   constructor(el) {
@@ -22,6 +22,7 @@ export class AnswerView {
 
   update(text, final) {
     text = String(text ?? "");
+    if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
     if (text === this.text && final === this.final) return;
     if (final) {
       this.el.replaceChildren(renderMarkdown(text));
@@ -32,14 +33,15 @@ export class AnswerView {
       return;
     }
     if (this.final || this.covered === null || !text.startsWith(this.covered)) this.reset();
-    const stable = splitStable(text);
-    if (stable > this.covered.length) {
+    const stable = stablePrefixLength(text.slice(this.covered.length));
+    if (stable > 0) {
+      const end = this.covered.length + stable;
       const chunk = document.createElement("div");
       chunk.className = "agentcell-md-chunk";
-      chunk.append(renderMarkdown(text.slice(this.covered.length, stable)));
+      chunk.append(renderMarkdown(text.slice(this.covered.length, end)));
       this.renders++;
       this.el.insertBefore(chunk, this.tail);
-      this.covered = text.slice(0, stable);
+      this.covered = text.slice(0, end);
     }
     const rest = text.slice(this.covered.length);
     if (rest) {

@@ -1,7 +1,7 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
 import { h } from "./dom.js";
-import { formatJSON, formatMs, formatResult, isLong, retryText, RETRACT_LABEL } from "../format.js";
+import { formatArgs, formatJSON, formatMs, formatResult, isLong, retryText, retractLabel } from "../format.js";
 
 function collapsible(part, cls, label, text, { open = false } = {}) {
   return h(
@@ -21,9 +21,7 @@ function argsBlock(args) {
   if (args === null || args === undefined) return null;
   const isEmpty = typeof args === "object" && Object.keys(args).length === 0;
   if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, "no arguments");
-  const text = formatJSON(args);
-  const block = textBlock("args", "agentcell-tool-args", "arguments", text);
-  return block;
+  return textBlock("args", "agentcell-tool-args", "arguments", formatArgs(args));
 }
 
 const RENDER = {
@@ -38,7 +36,7 @@ const RENDER = {
   },
 
   narration(item) {
-    const label = RETRACT_LABEL[item.reason] ?? `retracted (${item.reason})`;
+    const label = retractLabel(item.reason);
     return h(
       "div",
       { class: "agentcell-item agentcell-narration", data: { reason: item.reason, round: item.round } },

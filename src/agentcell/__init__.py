@@ -46,7 +46,34 @@ _EXPORTS: dict[str, str] = {
     "ReplayDivergence": "agentcell.errors",
 }
 
-__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension", *_EXPORTS]
+__all__ = [
+    "AgentWidget",
+    "AgentcellError",
+    "ApprovalDecision",
+    "BudgetExhausted",
+    "Halted",
+    "ModelConfigError",
+    "ReplayDivergence",
+    "RunError",
+    "RunHandle",
+    "RunResult",
+    "TemplateRenderError",
+    "TemplateSyntaxError",
+    "ToolDefinitionError",
+    "UndefinedVariableError",
+    "__version__",
+    "compile_template",
+    "complete",
+    "complete_async",
+    "load_ipython_extension",
+    "offline_model",
+    "readonly",
+    "resolve_model",
+    "show",
+    "stream",
+    "tool",
+    "unload_ipython_extension",
+]
 
 if TYPE_CHECKING:
     from .engine import ApprovalDecision, complete, complete_async, stream

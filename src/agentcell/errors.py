@@ -10,6 +10,7 @@
     * Halted                     a `[[halt:…]]` guard tripped; `.result` holds only results from before it
     * BudgetExhausted            a slot hit its ceiling of requests, tool calls or tokens
   * ReplayDivergence             a `--replay` cassette does not match the run being replayed
+  * EventLoopRunning             a synchronous entry point was called inside a running event loop
 
 The magic converts these to a one-line `UsageError` at the boundary where a person watches; the
 library raises them where the problem is found.
@@ -103,3 +104,10 @@ class BudgetExhausted(RunError):
 
 class ReplayDivergence(AgentcellError):
     """A replayed run asked for something the cassette does not hold."""
+
+
+class EventLoopRunning(AgentcellError, RuntimeError):
+    """`complete()` was called where an event loop is already running (Jupyter, async code).
+
+    Nesting loops (nest_asyncio) loses widget messages in ipykernel 7, so agentcell refuses instead.
+    """

@@ -9,29 +9,34 @@ a kernel subshell thread. `await handle` in a later cell gives the `RunResult`.
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from .events import Event, ProcessingComplete, RunStatus, SlotCompleted, SlotFailed, TokenDelta, Usage, UsageUpdated
-from .models import ResolvedModel
+from .engine import Run, start_run
+from .events import Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
 from .result import RunResult
 from .template.program import Template
 from .widget import AgentWidget
 
 
 class RunHandle:
-    """What `%%agent -o NAME` binds: awaitable, cancellable from any thread, readable while running."""
+    """What `%%agent -o NAME` binds: awaitable, cancellable from any thread, readable while running.
 
-    def __init__(self, *, run_id: str, widget: AgentWidget | None, loop: asyncio.AbstractEventLoop) -> None:
-        self.run_id = run_id
+    It wraps the engine's `Run` (which owns the run's task) and a consumer task that feeds the
+    widget. `cancel()` stops the run; the consumer then drains the run's final events, so the
+    widget always shows `stopped` with the partial answer kept.
+    """
+
+    def __init__(self, run: Run, *, widget: AgentWidget | None, loop: asyncio.AbstractEventLoop) -> None:
+        self.run = run
+        self.run_id = run.run_id
         self.widget = widget
         self.loop = loop
-        self.task: asyncio.Task[RunResult] | None = None
-        self._result: RunResult | None = None
+        self.task: asyncio.Task[None] | None = None
         self._results: dict[str, Any] = {}
         self._partial: dict[str, str] = {}
         self._usage = Usage()
@@ -41,55 +46,67 @@ class RunHandle:
     @property
     def status(self) -> RunStatus | str:
         """`running` until the run ends, then the `RunResult.status`."""
-        return "running" if self._result is None else self._result.status
+        return self.run.status
 
     @property
     def done(self) -> bool:
-        return self._result is not None
+        return self.run.done()
 
     def result(self) -> RunResult:
         """The finished run's result; raises if it is still running (use `await handle`)."""
-        if self._result is None:
+        result = self.run.result
+        if result is None:
             raise RuntimeError("the run is still going; `await` the handle or check `.status`")
-        return self._result
+        return result
 
     @property
     def results(self) -> Mapping[str, Any]:
         """Slot values so far (all of them once the run ended)."""
-        return self._result.results if self._result is not None else dict(self._results)
+        result = self.run.result
+        return result.results if result is not None else dict(self._results)
 
     @property
     def answer(self) -> Any:
-        """The last slot's value; while running or after a stop, the text streamed so far."""
-        if self._result is not None and self._result.answer is not None:
-            return self._result.answer
-        if self._result is not None and self._result.partial:
-            return list(self._result.partial.values())[-1]
+        """The last slot's value; after a stop (or while running) the text streamed so far."""
+        result = self.run.result
+        if result is not None:
+            if result.answer is not None or not result.partial:
+                return result.answer
+            return list(result.partial.values())[-1]
         return list(self._partial.values())[-1] if self._partial else None
 
     @property
     def usage(self) -> Usage:
-        return self._result.usage if self._result is not None else self._usage
+        result = self.run.result
+        return result.usage if result is not None else self._usage
 
     @property
     def messages(self) -> tuple[ModelMessage, ...]:
         return self.result().messages
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.result().warnings
+
     def to_openai(self) -> list[dict[str, Any]]:
         return self.result().to_openai()
+
+    def to_json(self) -> str:
+        return self.result().to_json()
 
     # ---- control ---------------------------------------------------------------------------
     def cancel(self) -> None:
         """Stop the run. Safe from any thread (Stop clicks may arrive on a kernel subshell thread)."""
-        if self.task is not None and not self.task.done():
-            self.loop.call_soon_threadsafe(self.task.cancel)
+        self.run.cancel()
 
     def __await__(self) -> Generator[Any, None, RunResult]:
-        if self.task is None:
-            raise RuntimeError("the run was never started")
-        # Shielded: cancelling the awaiting cell (Kernel → Interrupt) must not be swallowed here;
-        # the --wait mode cancels the run explicitly when it wants to.
-        return asyncio.shield(self.task).__await__()
+        return self._wait().__await__()
+
+    async def _wait(self) -> RunResult:
+        result = await self.run.wait()
+        if self.task is not None:
+            await asyncio.shield(self.task)  # the widget has shown the end too
+        return result
 
     def watch(self, fn: Callable[[Event], None]) -> None:
         """Call `fn(event)` for every later event (printers, tests)."""
@@ -98,24 +115,20 @@ class RunHandle:
     def __repr__(self) -> str:
         return f"<agentcell run {self.run_id} status={self.status!r}>"
 
-    # ---- the task --------------------------------------------------------------------------
-    async def consume(self, events: AsyncIterator[Event]) -> RunResult:
-        """Apply every event of the run; the one boundary where an unexpected failure is shown."""
+    # ---- the consumer task -----------------------------------------------------------------
+    async def consume(self) -> None:
+        """Feed every event to the widget and watchers; the one boundary where a person watches."""
         try:
-            async for event in events:
+            async for event in self.run.events():
                 self._observe(event)
         except asyncio.CancelledError:
-            # The engine normally absorbs a stop and yields its own terminal event; if the stop
-            # landed outside it, record the end here so the handle and widget still say `stopped`.
-            if self._result is None:
-                self._finish(self._fallback_result("stopped", "stopped before the run reported its end"))
+            self.run.cancel()  # the consumer was cancelled (e.g. the kernel shuts down): stop the run too
             raise
-        except Exception as exc:  # the one boundary where a person is watching
-            self._finish(self._fallback_result("failed", f"{type(exc).__name__}: {exc}"))
-        if self._result is None:
-            self._finish(self._fallback_result("failed", "the run ended without a final event"))
-        assert self._result is not None
-        return self._result
+        except Exception as exc:  # a bug in a consumer must not leave the run going unseen
+            self.run.cancel()
+            if self.widget is not None:
+                self.widget.fail(f"agentcell could not show this run: {type(exc).__name__}: {exc}")
+            raise
 
     def _observe(self, event: Event) -> None:
         match event:
@@ -124,8 +137,6 @@ class RunHandle:
             case SlotCompleted():
                 self._results[event.slot] = event.value
                 self._partial.pop(event.slot, None)
-            case SlotFailed() if event.partial:
-                self._partial[event.slot] = event.partial
             case UsageUpdated():
                 self._usage = event.usage
             case _:
@@ -134,17 +145,6 @@ class RunHandle:
             self.widget.apply(event)
         for fn in self._watchers:
             fn(event)
-        if isinstance(event, ProcessingComplete):
-            self._result = event.result
-
-    def _finish(self, result: RunResult) -> None:
-        self._result = result
-        if self.widget is not None:
-            self.widget.apply(ProcessingComplete(run_id=self.run_id, status=result.status, result=result))
-
-    def _fallback_result(self, status: RunStatus, error: str) -> RunResult:
-        return RunResult(run_id=self.run_id, status=status, results=dict(self._results), usage=self._usage,
-                         error=error, partial=dict(self._partial))
 
 
 class RunRegistry:
@@ -173,45 +173,46 @@ class RunRegistry:
         return len(live)
 
 
-def start_run(
+def launch(
     template: Template,
     *,
     context: Mapping[str, Any],
-    model: ResolvedModel,
+    model: str | Model | None,
     tools: Sequence[Callable[..., Any]] = (),
     limits: UsageLimits | None = None,
-    loop: asyncio.AbstractEventLoop,
     registry: RunRegistry | None = None,
     key: str | None = None,
     widget: bool = True,
 ) -> RunHandle:
-    """Start the run as a task on `loop` (the kernel's running loop) and return its handle at once."""
-    from .engine import stream
+    """Start the run as a task on the running loop (the kernel's) and return its handle at once.
 
-    run_id = uuid.uuid4().hex[:12]
+    Raises (before any model call) whatever the engine's `start_run` raises: template, tool and
+    model configuration errors.
+    """
+    loop = asyncio.get_running_loop()
+    run = start_run(template, context=context, model=model, tools=tools, limits=limits)
     view = AgentWidget() if widget else None
-    handle = RunHandle(run_id=run_id, widget=view, loop=loop)
-    events = stream(template, context=context, model=model.model, tools=tools, limits=limits, run_id=run_id)
-    handle.task = loop.create_task(handle.consume(events), name=f"agentcell-{run_id}")
+    handle = RunHandle(run, widget=view, loop=loop)
     if view is not None:
         view.bind(loop=loop, on_stop=handle.cancel)
+    handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:
-        registry.add(key or run_id, handle)
+        registry.add(key or run.run_id, handle)
     return handle
 
 
-def show(template: Template | str, **kwargs: Any) -> AgentWidget:
-    """Start a run on the running loop and return its live widget (marimo, plain Python in a loop)."""
-    from .models import resolve_model
+def show(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[Callable[..., Any]] = (),
+    limits: UsageLimits | None = None,
+) -> AgentWidget:
+    """Start a run on the running loop and return its live widget (marimo, Python inside a loop)."""
     from .template import compile_template
 
     compiled = compile_template(template) if isinstance(template, str) else template
-    handle = start_run(
-        compiled,
-        context=kwargs.pop("context", {}),
-        model=resolve_model(kwargs.pop("model", None)),
-        loop=asyncio.get_running_loop(),
-        **kwargs,
-    )
+    handle = launch(compiled, context=dict(context or {}), model=model, tools=tools, limits=limits)
     assert handle.widget is not None
     return handle.widget

@@ -76,18 +76,21 @@ class AgentMagics(Magics):
         for item in assignments:
             key, sep, value = item.partition("=")
             if not sep or key not in ("model", "max_iter", "max_calls", "max_tokens"):
-                raise UsageError(f"%agent config takes key=value with key in model, max_iter, max_calls, max_tokens; got {item!r}")
+                raise UsageError(
+                    f"%agent config takes key=value with key in model, max_iter, max_calls, max_tokens; got {item!r}"
+                )
             try:
                 setattr(self, key, value if key == "model" else int(value))
             except ValueError:
                 raise UsageError(f"%agent config {key} needs a whole number, got {value!r}") from None
-        return {"model": self.model, "max_iter": self.max_iter, "max_calls": self.max_calls, "max_tokens": self.max_tokens}
+        return {
+            "model": self.model, "max_iter": self.max_iter, "max_calls": self.max_calls, "max_tokens": self.max_tokens,
+        }
 
     def _start(self, args: Any, cell: str) -> Any:
         from pydantic_ai.usage import UsageLimits
 
-        from .handle import start_run
-        from .models import resolve_model
+        from .handle import launch
         from .notebook import current_cell_id, namespace_snapshot, notebook_tools
         from .template import compile_template
 
@@ -96,23 +99,23 @@ class AgentMagics(Magics):
         context = namespace_snapshot(shell.user_ns, shell.user_ns_hidden)
         if args.context:
             context.update(self._eval_context(args.context))
-        template.check_context([*context, *(s.name for s in template.slots)])
         limits = UsageLimits(
             request_limit=args.max_iter or self.max_iter,
             tool_calls_limit=args.max_calls or self.max_calls,
             output_tokens_limit=args.max_tokens or self.max_tokens,
         )
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
-            loop = None
-        return start_run(
+            raise UsageError(
+                "%%agent needs a running event loop (a Jupyter kernel); use agentcell.complete() here"
+            ) from None
+        return launch(
             template,
             context=context,
-            model=resolve_model(args.model or self.model),
+            model=args.model or self.model,
             tools=notebook_tools(shell.user_ns, args.tools),
             limits=limits,
-            loop=loop,
             registry=self.registry,
             key=current_cell_id(shell),
         )

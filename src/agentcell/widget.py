@@ -57,7 +57,7 @@ class AgentWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def __init__(self, *, flush_interval: float = 0.04, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.flush_interval = flush_interval
-        self.log = EventLog()
+        self.events_log = EventLog()
         self.messages_sent = 0
         """Custom messages sent so far (benchmarks and tests read it)."""
         self._pending: list[WireEvent] = []
@@ -82,14 +82,14 @@ class AgentWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def apply(self, event: Event) -> None:
         """Record one event and schedule it for the browser."""
         wire = to_wire(event, t=time.monotonic() - self._t0)
-        self.log.add(wire)
+        self.events_log.add(wire)
         append_coalesced(self._pending, wire)
         if isinstance(event, RunStarted):
             self.status = "running"
         if isinstance(event, ProcessingComplete):
             self.flush()
             with self.hold_sync():
-                self.final = self.log.snapshot()
+                self.final = self.events_log.snapshot()
                 self.status = event.status
             return
         self._schedule_flush()
@@ -134,22 +134,24 @@ class AgentWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 self._on_stop()
             return
         if self._loop is not None and _running_loop() is not self._loop:
-            self._loop.call_soon_threadsafe(self._handle_msg, content)
+            self._loop.call_soon_threadsafe(self._dispatch_frontend, content)
         else:
-            self._handle_msg(content)
+            self._dispatch_frontend(content)
 
-    def _handle_msg(self, content: FrontendMsg) -> None:
+    def _dispatch_frontend(self, content: FrontendMsg) -> None:
         match content.get("kind"):
             case "snapshot_request":
+                # Flush first: every view then resets on the snapshot, so nothing is applied twice.
+                self.flush()
                 self.messages_sent += 1
-                self.send({"kind": "snapshot", "events": self.log.snapshot() + self._pending})
+                self.send({"kind": "snapshot", "events": self.events_log.snapshot()})
             case "approve" if self._on_approve is not None:
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
             case _:
                 pass
 
     def __repr__(self) -> str:
-        return f"<AgentWidget status={self.status!r} events={len(self.log)}>"
+        return f"<AgentWidget status={self.status!r} events={len(self.events_log)}>"
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -27,7 +27,7 @@ class Verdict:
     tripped: bool
 
 
-class GuardTrip(Exception):  # noqa: N818 - control flow: unwinds the run to its halted ending
+class GuardTrip(Exception):
     """A guard tripped; carries the results from before the guard."""
 
     def __init__(self, guard: str, reason: str, results: Mapping[str, Any]) -> None:
@@ -57,7 +57,9 @@ class Guards:
     def pending_names(self) -> frozenset[str]:
         return frozenset(guard.name for guard in self._pending)
 
-    def launch(self, name: str, verdict: Coroutine[Any, Any, Verdict], results_before: Mapping[str, Any]) -> None:
+    def launch(
+        self, name: str, verdict: Coroutine[Any, Any, Verdict], results_before: Mapping[str, Any]
+    ) -> None:
         """Start a guard beside the run; `results_before` is what a trip hands back."""
         task = asyncio.get_running_loop().create_task(verdict, name=f"agentcell-guard-{name}")
         self._pending.append(_Pending(name=name, task=task, results_before=dict(results_before)))
@@ -91,7 +93,10 @@ class Guards:
         verdict = guard.task.result()  # a guard that failed fails the run: the input was never cleared
         if verdict.tripped and self._trip is None:
             self._emit(GuardTripped(run_id=self._run_id, slot=guard.name, reason=verdict.reason))
-            results = {**guard.results_before, guard.name: {"triggered": verdict.triggered, "reason": verdict.reason}}
+            results = {
+                **guard.results_before,
+                guard.name: {"triggered": verdict.triggered, "reason": verdict.reason},
+            }
             self._trip = GuardTrip(guard.name, verdict.reason, results)
         self._raise_if_tripped()
 

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_ai.messages import ModelMessage
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from ..events import ApprovalRequested, Event, RunWarning, Usage, UsageUpdated
@@ -18,6 +19,9 @@ from .guard import Guards
 from .toolbox import ToolRegistry
 
 Emit = Callable[[Event], None]
+
+NO_DEPS: type[Any] = type(None)
+"""The default `deps_type`: tools take no dependencies."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,7 +36,7 @@ class ApprovalDecision:
 ApproveCallback = Callable[[ApprovalRequested], Awaitable[ApprovalDecision | bool]]
 
 
-class SlotEnded(Exception):  # noqa: N818 - control flow inside the engine, never escapes a run
+class SlotEnded(Exception):
     """A slot ended without a value for a reason that ends the run (budget, error); already reported."""
 
     def __init__(self, status: str, message: str) -> None:
@@ -89,9 +93,13 @@ class RunState:
     guards: Guards
     usage: UsageBook
     deps: Any = None
-    deps_type: type[Any] = type(None)
+    deps_type: type[Any] = NO_DEPS
     approve: ApproveCallback | None = None
     warnings: list[str] = field(default_factory=list)
+    transcript: dict[str, tuple[ModelMessage, ...]] = field(default_factory=dict)
+    """Slot name → the messages its agent run added (kept on failure too)."""
+    partial: dict[str, str] = field(default_factory=dict)
+    """Slot name → answer text shown before the slot was stopped or failed."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

@@ -80,6 +80,8 @@ class SlotSpec:
     auto_named: bool = False
     line: int = 1
     col: int = 1
+    implicit: bool = False
+    """`True` for the `[[answer]]` added to a cell that has no slot (placed at the end of the cell)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

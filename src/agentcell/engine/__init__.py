@@ -1,0 +1,178 @@
+"""The run engine: a compiled template → a live, stoppable pydantic-ai tool-calling run.
+
+One code path under every surface:
+
+* `start_run(template, *, context, model, tools, deps, deps_type, limits, approve, approve_writes,
+  history, run_id) -> Run` — checks the template, context and tools (raising before any model call),
+  then starts the run as a task on the **running** loop and returns at once. The widget/magic use this:
+
+  - `run.events()` — async iterator over every event from `RunStarted` to the single
+    `ProcessingComplete` (any number of readers; a late reader gets the whole run so far);
+  - `run.events_so_far` — the same as a snapshot tuple;
+  - `run.cancel()` — Stop; safe from any thread (uses `loop.call_soon_threadsafe`), idempotent;
+  - `await run` / `await run.wait()` → `RunResult` (cancelling the *waiter* does not stop the run);
+  - `run.status` (`"running"` or the final status), `run.result`, `run.done()`, `run.exception`.
+
+* `stream(...)` — the same run as an async generator of events; closing it (`aclose()`) or cancelling
+  the task that iterates it stops the run, which still ends with `status="stopped"` (read it with
+  `await run` if you hold the `Run`, or from `ProcessingComplete` when draining `start_run`'s events).
+* `await complete_async(...) -> RunResult`; `complete(...)` is its synchronous form for scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.usage import UsageLimits
+
+from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
+from ..events import Event
+from ..result import RunResult
+from ..template.program import Template
+from .runner import Run, start_run
+from .state import NO_DEPS, ApprovalDecision, ApproveCallback
+from .toolbox import ToolLike
+
+__all__ = ["ApprovalDecision", "ApproveCallback", "Run", "complete", "complete_async", "start_run", "stream"]
+
+
+async def stream(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[ToolLike] = (),
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve: ApproveCallback | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+) -> AsyncIterator[Event]:
+    """Run `template` and yield its events; leaving the loop early stops the run."""
+    run = start_run(
+        template,
+        context=context,
+        model=model,
+        tools=tools,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve=approve,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+    )
+    try:
+        async for event in run.events():
+            yield event
+    finally:
+        if not run.done():
+            run.cancel()
+            # Wait for the stop to land so `aclose()` returns with the provider request closed; if
+            # the consumer itself is being cancelled, the run still finishes on its own task.
+            await run.wait()
+
+
+async def complete_async(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[ToolLike] = (),
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve: ApproveCallback | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+    on_halt: Literal["raise", "return"] = "raise",
+) -> RunResult:
+    """Run `template` to the end and return its result.
+
+    Raises:
+        Halted: a guard tripped (unless `on_halt="return"`); `.result` holds results from before it.
+        BudgetExhausted: a slot hit its ceiling; `.result` keeps the transcript.
+        RunError: the run failed; `.result` keeps what it produced.
+    """
+    run = start_run(
+        template,
+        context=context,
+        model=model,
+        tools=tools,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve=approve,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+    )
+    try:
+        result = await run.wait()
+    except asyncio.CancelledError:
+        run.cancel()
+        raise
+    return _checked(result, on_halt=on_halt, cause=run.exception)
+
+
+def _checked(
+    result: RunResult, *, on_halt: Literal["raise", "return"], cause: BaseException | None
+) -> RunResult:
+    message = result.error or result.status
+    if result.status == "halted" and on_halt == "raise":
+        raise Halted(message, result=result)
+    if result.status == "budget_exhausted":
+        raise BudgetExhausted(message, result=result)
+    if result.status == "failed":
+        raise RunError(message, result=result) from cause
+    return result
+
+
+def complete(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[ToolLike] = (),
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve: ApproveCallback | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+    on_halt: Literal["raise", "return"] = "raise",
+) -> RunResult:
+    """The synchronous `complete_async`, for scripts and terminal IPython (no running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise EventLoopRunning(
+            "complete() cannot run inside a running event loop (Jupyter, async code); "
+            "use `await complete_async(...)` or the %%agent magic"
+        )
+    return asyncio.run(
+        complete_async(
+            template,
+            context=context,
+            model=model,
+            tools=tools,
+            deps=deps,
+            deps_type=deps_type,
+            limits=limits,
+            approve=approve,
+            approve_writes=approve_writes,
+            history=history,
+            run_id=run_id,
+            on_halt=on_halt,
+        )
+    )

@@ -1,0 +1,76 @@
+"""Approvals (SPEC §3.7) on pydantic-ai's deferred tools, resolved inside the same run.
+
+A tool with `requires_approval=True` is deferred by pydantic-ai; `HandleDeferredToolCalls` hands the
+pending calls to us, we ask the `approve=` callback (the widget's buttons, or API code) one call at a
+time, and the answers go back as `ToolApproved`/`ToolDenied`. A denial's reason is what the model
+reads as the tool result. Stop during the wait cancels the run like anywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import HandleDeferredToolCalls
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
+from pydantic_core import to_jsonable_python
+
+from ..events import ApprovalRequested, ApprovalResolved
+from .state import ApprovalDecision, RunState
+
+NO_APPROVER = (
+    "Denied: {tool} needs approval and nobody can give it in this run "
+    "(pass approve= to the API, or run the cell with %%agent to get Approve/Deny buttons)."
+)
+
+
+def approval_capability(state: RunState, slot: str) -> HandleDeferredToolCalls[Any]:
+    """The capability that resolves a slot's approval requests through `state.approve`."""
+
+    async def handle(ctx: RunContext[Any], requests: DeferredToolRequests) -> DeferredToolResults:
+        results = DeferredToolResults()
+        for call in requests.approvals:
+            await state.guards.join()  # never ask a person about a call made from rejected input
+            decision = await _decide(state, slot, call.tool_call_id, call.tool_name, call.args_as_dict())
+            results.approvals[call.tool_call_id] = (
+                ToolApproved() if decision.approved else ToolDenied(_denial(call.tool_name, decision))
+            )
+        return results
+
+    return HandleDeferredToolCalls(handler=handle)
+
+
+async def _decide(
+    state: RunState, slot: str, call_id: str, tool: str, args: dict[str, Any]
+) -> ApprovalDecision:
+    request = ApprovalRequested(
+        run_id=state.run_id,
+        slot=slot,
+        call_id=call_id,
+        tool_name=tool,
+        args=to_jsonable_python(args, fallback=repr),
+    )
+    state.emit(request)
+    if state.approve is None:
+        decision = ApprovalDecision(approved=False, reason=NO_APPROVER.format(tool=tool))
+    else:
+        answer = await state.approve(request)
+        decision = answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(approved=bool(answer))
+    state.emit(
+        ApprovalResolved(
+            run_id=state.run_id,
+            slot=slot,
+            call_id=call_id,
+            approved=decision.approved,
+            reason=decision.reason,
+        )
+    )
+    return decision
+
+
+def _denial(tool: str, decision: ApprovalDecision) -> str:
+    if decision.reason is None:
+        return f"The user denied the call to {tool}."
+    if decision.reason.startswith("Denied:"):
+        return decision.reason
+    return f"The user denied the call to {tool}: {decision.reason}"

@@ -1,0 +1,212 @@
+"""Running one slot's tool calls: events, guard joins, the identical-call cache, errors as strings,
+timeouts, `max_calls` and loop detection (SPEC §3.2, §3.3).
+
+Everything sits in a `WrapperToolset` around the slot's `FunctionToolset`, so pydantic-ai still owns
+schemas, argument validation, concurrency (`sequential` tools excepted) and approvals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.toolsets import WrapperToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_core import to_json, to_jsonable_python
+
+from ..events import ToolCompleted, ToolStarted
+from ..tools import ToolPolicy
+from .budget import SlotBudget
+from .state import RunState
+
+NUDGE = (
+    "[agentcell] You made exactly the same calls as in your previous round and got the same results. "
+    "Answer with what you have, or try something different."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Outcome:
+    ok: bool
+    value: Any = None
+    text: str = ""
+    retry: ModelRetry | None = None
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(to_jsonable_python(value, fallback=repr), sort_keys=True, ensure_ascii=False)
+
+
+def _display(value: Any) -> str:
+    return value if isinstance(value, str) else to_json(value, fallback=repr).decode()
+
+
+class SlotCalls:
+    """Per-slot call state; a second slot starts with a fresh one (nothing cached between slots)."""
+
+    def __init__(
+        self, state: RunState, slot: str, policies: Mapping[str, ToolPolicy], budget: SlotBudget
+    ) -> None:
+        self._state = state
+        self._slot = slot
+        self._policies = dict(policies)
+        self._budget = budget
+        self._cache: dict[str, asyncio.Future[_Outcome]] = {}
+        self._calls = 0
+        self._tool_free_steps: set[int] = set()
+        self._repeats_by_step: dict[int, int] = {}
+        self._last_round: tuple[tuple[str, str], ...] | None = None
+        self._repeats = 0
+
+    def tools_allowed(self, step: int) -> bool:
+        """False for the request that must answer: last of `max_iter`, `max_calls` spent, or a loop."""
+        max_iter, max_calls = self._budget.max_iter, self._budget.max_calls
+        if max_iter is not None and step >= max_iter:
+            return False
+        if max_calls is not None and self._calls >= max_calls:
+            return False
+        return step not in self._tool_free_steps
+
+    def poll_guards(self) -> None:
+        """Settle guards that already finished (raises `GuardTrip` on a trip)."""
+        self._state.guards.poll()
+
+    async def call(
+        self, name: str, args: dict[str, Any], ctx: RunContext[Any], run: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        policy = self._policies.get(name, ToolPolicy())
+        if policy.readonly:
+            self._state.guards.poll()
+        else:
+            await self._state.guards.join()  # never run a side effect on input a guard may reject
+        repeated = self._note_round(ctx)
+        self._calls += 1
+        call_id, step = ctx.tool_call_id or "", ctx.run_step
+        self._state.emit(
+            ToolStarted(
+                run_id=self._state.run_id,
+                slot=self._slot,
+                call_id=call_id,
+                tool_name=name,
+                args=to_jsonable_python(args, fallback=repr),
+                round=step,
+            )
+        )
+        started = time.monotonic()
+        outcome, cached = await self._run(name, args, policy, run)
+        self._state.emit(
+            ToolCompleted(
+                run_id=self._state.run_id,
+                slot=self._slot,
+                call_id=call_id,
+                tool_name=name,
+                ok=outcome.ok,
+                result=outcome.text,
+                error=None if outcome.ok else outcome.text,
+                was_cached=cached,
+                elapsed_ms=(time.monotonic() - started) * 1000,
+                round=step,
+            )
+        )
+        return self._for_model(outcome, repeated)
+
+    async def _run(
+        self, name: str, args: dict[str, Any], policy: ToolPolicy, run: Callable[[], Awaitable[Any]]
+    ) -> tuple[_Outcome, bool]:
+        max_calls = self._budget.max_calls
+        if max_calls is not None and self._calls > max_calls:
+            text = f"not run: this slot's max_calls={max_calls} is spent; answer with what you have"
+            return _Outcome(ok=False, text=text), False
+        key = f"{name}:{_canonical(args)}"
+        if (shared := self._cache.get(key)) is not None:
+            return await asyncio.shield(shared), True
+        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+        self._cache[key] = future
+        try:
+            outcome = await _execute(name, policy, run)
+        except BaseException:
+            future.cancel()
+            self._cache.pop(key, None)
+            raise
+        future.set_result(outcome)
+        if not outcome.ok:
+            self._cache.pop(key, None)  # a failure is shared within its round, retried in a later one
+        return outcome, False
+
+    def _note_round(self, ctx: RunContext[Any]) -> bool:
+        step = ctx.run_step
+        if step not in self._repeats_by_step:
+            calls = _round_calls(ctx, self._policies)
+            self._repeats = self._repeats + 1 if calls == self._last_round else 0
+            self._last_round = calls
+            self._repeats_by_step[step] = self._repeats
+            if self._repeats >= 2:
+                self._tool_free_steps.add(step + 1)
+        return self._repeats_by_step[step] >= 1
+
+    @staticmethod
+    def _for_model(outcome: _Outcome, repeated: bool) -> Any:
+        if outcome.retry is not None:
+            raise outcome.retry
+        if not outcome.ok:
+            raise ToolFailed(f"{outcome.text}\n\n{NUDGE}" if repeated else outcome.text)
+        return f"{outcome.text}\n\n{NUDGE}" if repeated else outcome.value
+
+
+def _round_calls(ctx: RunContext[Any], policies: Mapping[str, ToolPolicy]) -> tuple[tuple[str, str], ...]:
+    response = next((m for m in reversed(ctx.messages) if isinstance(m, ModelResponse)), None)
+    if response is None:
+        return ()
+    parts = [p for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in policies]
+    return tuple(sorted((p.tool_name, _canonical(p.args_as_dict())) for p in parts))
+
+
+async def _execute(name: str, policy: ToolPolicy, run: Callable[[], Awaitable[Any]]) -> _Outcome:
+    """Call the tool; whatever it raises becomes text the model reads (the run goes on)."""
+    try:
+        if policy.timeout is None:
+            value = await run()
+        else:
+            with anyio.move_on_after(policy.timeout) as scope:
+                value = await run()
+            if scope.cancelled_caught:
+                return _Outcome(ok=False, text=f"TimeoutError: {name} took longer than {policy.timeout:g} s")
+    except (ApprovalRequired, CallDeferred):
+        raise  # pydantic-ai's own control flow for deferred calls
+    except ModelRetry as exc:
+        return _Outcome(ok=False, text=exc.message, retry=exc)
+    except ToolFailed as exc:
+        return _Outcome(ok=False, text=exc.message)
+    except Exception as exc:  # the tool's failure is the model's information, not the end of the run
+        return _Outcome(ok=False, text=f"{type(exc).__name__}: {exc}")
+    return _Outcome(ok=True, value=value, text=_display(value))
+
+
+@dataclass
+class SlotToolset(WrapperToolset[Any]):
+    """The slot's tools, offered only on requests that may gather, and called through `SlotCalls`."""
+
+    calls: SlotCalls | None = None
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        assert self.calls is not None
+        self.calls.poll_guards()  # before each request: a tripped guard should not cost another one
+        if not self.calls.tools_allowed(ctx.run_step):
+            return {}
+        return await self.wrapped.get_tools(ctx)
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        assert self.calls is not None
+        return await self.calls.call(
+            name, tool_args, ctx, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool)
+        )

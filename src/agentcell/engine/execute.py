@@ -1,0 +1,108 @@
+"""Walking a template's steps: checkpoints, guards launched beside the run, answer slots in order.
+
+`Executor.run()` never raises for anything a run can end with (stop, trip, budget, error); it
+records how the run ended so the runner can always emit exactly one `ProcessingComplete`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage
+
+from ..errors import AgentcellError
+from ..events import CheckpointReached, RunStatus
+from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Template
+from .conversation import answered
+from .guard import GuardTrip, Verdict
+from .slot import run_slot
+from .state import RunState, SlotEnded
+
+
+class Executor:
+    """Runs one template once; holds the conversation and the results so far."""
+
+    def __init__(
+        self, state: RunState, template: Template, context: Mapping[str, Any], history: Sequence[ModelMessage]
+    ) -> None:
+        self._state = state
+        self._template = template
+        self._context = dict(context)
+        self._conversation: list[ModelMessage] = list(history)
+        self.results: dict[str, Any] = {}
+        self.status: RunStatus = "completed"
+        self.error: str | None = None
+        self.exception: BaseException | None = None
+        self.early_termination = False
+
+    async def run(self) -> None:
+        """Run every step, then join the guards; record how the run ended."""
+        try:
+            for index, step in enumerate(self._template.steps):
+                await asyncio.sleep(0)  # a cancellation point between steps, and lets consumers catch up
+                await self._step(index, step)
+            await self._state.guards.join()
+        except GuardTrip as trip:
+            self._end("halted", str(trip))
+            self.results, self.early_termination = trip.results, True
+        except SlotEnded as ended:
+            self._end("failed" if ended.status == "failed" else "budget_exhausted", ended.message)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # the stop was ours to deliver; the run now finishes normally
+            self._end("stopped", "stopped")
+        except Exception as exc:  # the run's boundary: every failure still ends in ProcessingComplete
+            self._end("failed", f"{type(exc).__name__}: {exc}")
+            self.exception = exc
+        finally:
+            await self._state.guards.cancel()
+
+    def _end(self, status: RunStatus, error: str) -> None:
+        self.status, self.error = status, error
+
+    async def _step(self, index: int, step: CheckpointStep | SlotStep) -> None:
+        if isinstance(step, CheckpointStep):
+            self._conversation = []
+            self._state.emit(CheckpointReached(run_id=self._state.run_id, name=step.name))
+            return
+        rendered = await self._render(step)
+        if step.slot.type == "halt":
+            self._launch_guard(step, index, rendered)
+            return
+        outcome = await run_slot(self._state, step.slot, index, rendered, self._conversation)
+        self.results[step.slot.name] = outcome.value
+        self._conversation.extend(answered(rendered.turns, outcome.text))
+
+    async def _render(self, step: SlotStep) -> RenderedSlot:
+        """Render with the values known now; a render that needs a pending guard's value joins it."""
+        guards = self._state.guards
+        pending = guards.pending_names
+        if pending:
+            try:
+                return step.render(self._namespace(exclude=pending))
+            except AgentcellError:
+                await guards.join()
+        return step.render(self._namespace())
+
+    def _namespace(self, *, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
+        values = {**self._context, **self.results}
+        return {key: value for key, value in values.items() if key not in exclude}
+
+    def _launch_guard(self, step: SlotStep, index: int, rendered: RenderedSlot) -> None:
+        guard = step.slot
+        conversation = list(self._conversation)  # the guard's own turns stay out of the shared one
+
+        async def verdict() -> Verdict:
+            outcome = await run_slot(self._state, guard, index, rendered, conversation)
+            self.results[guard.name] = outcome.value
+            triggered = bool(outcome.value["triggered"])
+            return Verdict(
+                triggered=triggered,
+                reason=str(outcome.value["reason"]),
+                tripped=triggered == rendered.options.when,
+            )
+
+        self._state.guards.launch(guard.name, verdict(), self.results)

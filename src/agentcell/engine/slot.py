@@ -1,0 +1,179 @@
+"""One slot = one pydantic-ai agent run over the conversation so far (SPEC §3).
+
+The slot's type becomes the run's output type: `text` is plain streamed text; every other type is a
+one-field model `{response: T}` answered through pydantic-ai's output tool (so `int | None` stays one
+tool instead of pydantic-ai's one-tool-per-union-member), and `halt` asks for `{triggered, reason}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.settings import ModelSettings
+from pydantic_core import to_json
+
+from ..events import RunStatus, SlotCompleted, SlotFailed, SlotStarted
+from ..models import resolve_model
+from ..template.program import RenderedSlot, SlotOptions, SlotSpec
+from .approvals import approval_capability
+from .budget import exhausted_message, slot_budget
+from .calls import SlotCalls, SlotToolset
+from .conversation import split_turns
+from .guard import GuardTrip
+from .state import RunState, SlotEnded
+from .streaming import SlotStream
+
+
+class HaltVerdict(BaseModel):
+    """Decide whether the condition described above holds."""
+
+    triggered: bool = Field(description="True when the condition described in the prompt holds.")
+    reason: str = Field(description="One short sentence explaining the decision.")
+
+
+_SCALARS: dict[str, Any] = {"json": Any, "bool": bool, "int": int, "number": float}
+
+
+@functools.lru_cache(maxsize=256)
+def _answer_model(slot_type: str, required: bool, choices: tuple[str, ...]) -> type[BaseModel]:
+    inner: Any = Literal[choices] if slot_type == "pick" and choices else _SCALARS.get(slot_type, str)
+    if not required and slot_type != "json":
+        inner = inner | None
+    return create_model("Answer", __doc__="Give the answer.", response=(inner, ...))
+
+
+def output_type(spec: SlotSpec, options: SlotOptions) -> Any:
+    """What pydantic-ai is asked to produce for this slot."""
+    if spec.type == "text":
+        return str
+    if spec.type == "halt":
+        return HaltVerdict
+    return _answer_model(spec.type, spec.required, options.choices)
+
+
+def _value(spec: SlotSpec, output: Any) -> Any:
+    if spec.type == "text":
+        return output
+    if spec.type == "halt":
+        return {"triggered": output.triggered, "reason": output.reason}
+    return output.response
+
+
+def answer_text(value: Any) -> str:
+    """The answer as the conversation (and `SlotCompleted.text`) carries it."""
+    return value if isinstance(value, str) else to_json(value, fallback=repr).decode()
+
+
+def _settings(options: SlotOptions) -> ModelSettings:
+    settings = ModelSettings()
+    if options.temperature is not None:
+        settings["temperature"] = options.temperature
+    if options.max_tokens is not None:
+        settings["max_tokens"] = options.max_tokens
+    if options.thinking is not None:
+        settings["thinking"] = options.thinking  # type: ignore[typeddict-item]
+    return settings
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotOutcome:
+    value: Any
+    text: str
+    messages: tuple[ModelMessage, ...]
+
+
+async def run_slot(
+    state: RunState, spec: SlotSpec, index: int, rendered: RenderedSlot, history: Sequence[ModelMessage]
+) -> SlotOutcome:
+    """Run one slot to its value, emitting its events; raise `SlotEnded`/`GuardTrip`/`CancelledError`."""
+    emit, name = state.emit, spec.name
+    emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
+    options = rendered.options
+    budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
+    for warning in budget.warnings:
+        state.warn(name, warning)
+    stream = SlotStream(state, name, streams_text=spec.type == "text")
+    toolsets = []
+    if options.use_tools:
+        entries = state.registry.select(options.tools)
+        policies = {tool: entry.policy for tool, entry in entries.items()}
+        toolset = SlotToolset(state.registry.toolset(entries), calls=SlotCalls(state, name, policies, budget))
+        toolsets.append(toolset)
+    model = state.model.model if options.model is None else resolve_model(options.model).model
+    agent: Agent[Any, Any] = Agent(
+        model,
+        output_type=output_type(spec, options),
+        instructions=rendered.system,
+        deps_type=state.deps_type,
+        name=name,
+    )
+    prompt, past = split_turns(history, rendered.turns)
+    try:
+        result = await agent.run(
+            prompt,
+            message_history=past,
+            deps=state.deps,
+            usage_limits=budget.limits,
+            toolsets=toolsets,
+            capabilities=[approval_capability(state, name)],
+            event_stream_handler=stream,
+            model_settings=_settings(options),
+        )
+    except UsageLimitExceeded as exc:
+        _fail(state, stream, name, "budget_exhausted", exhausted_message(name, exc), None)
+        raise SlotEnded("budget_exhausted", exhausted_message(name, exc)) from exc
+    except GuardTrip as trip:
+        _fail(state, stream, name, "halted", str(trip), "halted")
+        raise
+    except asyncio.CancelledError:
+        _fail(state, stream, name, "stopped", "stopped", None, keep_partial=True)
+        raise
+    except SlotEnded as ended:  # a guard this slot joined failed; this slot fails with it
+        _fail(state, stream, name, "failed", ended.message, "errored")
+        raise
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        _fail(state, stream, name, "failed", message, "errored")
+        raise SlotEnded("failed", message) from exc
+    finally:
+        state.transcript[name] = tuple(stream.messages[len(past) :])
+    state.usage.update(name, result.usage)
+    state.transcript[name] = tuple(result.new_messages())
+    value = _value(spec, result.output)
+    text = answer_text(value)
+    emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
+    return SlotOutcome(value=value, text=text, messages=tuple(result.new_messages()))
+
+
+def _fail(
+    state: RunState,
+    stream: SlotStream,
+    slot: str,
+    status: RunStatus,
+    error: str,
+    retract: Literal["halted", "errored"] | None,
+    *,
+    keep_partial: bool = False,
+) -> None:
+    partial = stream.shown
+    if partial:
+        state.partial[slot] = partial
+    if retract is not None:
+        stream.retract(retract)
+    state.emit(
+        SlotFailed(
+            run_id=state.run_id,
+            slot=slot,
+            status=status,
+            error=error,
+            partial=partial if keep_partial else "",
+        )
+    )

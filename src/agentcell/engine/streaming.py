@@ -1,0 +1,115 @@
+"""The event handler of one slot run: pydantic-ai stream events → our events, plus retraction.
+
+pydantic-ai streams prose that precedes a tool call in the same response and never withdraws it
+(notes/pydantic-ai.md). We show answer text as it arrives and, when the response turns out to call a
+tool, emit `SlotRetracted(reason="gathering")` with that text, which is kept as the round's narration.
+Only free-text slots stream; typed slots answer through an output tool and show no tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ThinkingPart,
+    ThinkingPartDelta,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
+from .state import RunState
+
+
+class SlotStream:
+    """`event_stream_handler` for one slot's agent run; remembers what was shown."""
+
+    def __init__(self, state: RunState, slot: str, *, streams_text: bool) -> None:
+        self._state = state
+        self._slot = slot
+        self._streams_text = streams_text
+        self._gathering: set[int] = set()
+        self._invalid: dict[str, ToolCallPart] = {}
+        self.round = 0
+        self.shown = ""
+        """Answer text shown in the current round and not retracted."""
+        self.messages: list[ModelMessage] = []
+        """The run's live message list (history included), kept so a stopped run keeps its transcript."""
+
+    async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
+        self.messages = ctx.messages
+        self._state.usage.update(self._slot, ctx.usage)
+        async for event in events:
+            self._state.guards.poll()
+            await self._on(event, ctx.run_step)
+
+    async def _on(self, event: AgentStreamEvent, step: int) -> None:
+        if isinstance(event, PartStartEvent):
+            part = event.part
+            if isinstance(part, TextPart):
+                await self._text(part.content, step)
+            elif isinstance(part, ThinkingPart):
+                self._thinking(part.content, step)
+            elif isinstance(part, ToolCallPart):
+                self._tool_call(step)
+        elif isinstance(event, PartDeltaEvent):
+            delta = event.delta
+            if isinstance(delta, TextPartDelta):
+                await self._text(delta.content_delta, step)
+            elif isinstance(delta, ThinkingPartDelta) and delta.content_delta:
+                self._thinking(delta.content_delta, step)
+        elif isinstance(event, FunctionToolCallEvent) and event.args_valid is False:
+            self._invalid[event.tool_call_id] = event.part
+        elif isinstance(event, FunctionToolResultEvent) and event.tool_call_id in self._invalid:
+            self._refused(self._invalid.pop(event.tool_call_id), event.part, step)
+
+    async def _text(self, text: str, step: int) -> None:
+        if not self._streams_text or not text or step in self._gathering:
+            return
+        if step != self.round:
+            self.round, self.shown = step, ""
+        # A pending guard is joined before any answer text is shown (SPEC §3.6).
+        await self._state.guards.join()
+        self.shown += text
+        self._state.emit(TokenDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
+
+    def _thinking(self, text: str, step: int) -> None:
+        if text:
+            self._state.emit(ThinkingDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
+
+    def _tool_call(self, step: int) -> None:
+        self._gathering.add(step)
+        if self.shown and self.round == step:
+            self.retract("gathering")
+
+    def _refused(self, call: ToolCallPart, result: ToolReturnPart, step: int) -> None:
+        """A call pydantic-ai refused on validation never reaches our wrapper; show it anyway."""
+        state, ids = self._state, {"run_id": self._state.run_id, "slot": self._slot, "call_id": call.tool_call_id}
+        try:
+            args = call.args_as_dict()
+        except ValueError:
+            args = {"_raw": call.args_as_json_str()}
+        text = f"invalid arguments: {result.model_response_str()}"
+        state.emit(ToolStarted(**ids, tool_name=call.tool_name, args=args, round=step))
+        state.emit(ToolCompleted(**ids, tool_name=call.tool_name, ok=False, result=text, error=text, round=step))
+
+    def retract(self, reason: RetractReason) -> None:
+        """Withdraw the text shown this round (a consumer that drew it drops it)."""
+        if not self.shown:
+            return
+        text, self.shown = self.shown, ""
+        self._state.emit(
+            SlotRetracted(
+                run_id=self._state.run_id, slot=self._slot, reason=reason, text=text, round=self.round
+            )
+        )

@@ -1,0 +1,94 @@
+"""The `%%agent` template language: `compile_template(source) -> Template`.
+
+Pipeline, one module per stage: `lexer` (characters → tokens) → `parser` (tokens → `nodes`) →
+`compiler` (nodes → `Template` of steps, with the semantic checks) → `render` (a step + the
+context → `RenderedSlot`). The cell is parsed before any Jinja runs; Jinja renders only inside
+text and option values, one slot at a time, so a substituted value is never parsed again.
+"""
+
+from __future__ import annotations
+
+from ..errors import TemplateRenderError, TemplateSyntaxError, UndefinedVariableError
+from .compiler import compile_document
+from .nodes import (
+    Checkpoint,
+    Const,
+    Document,
+    Dynamic,
+    Message,
+    Node,
+    Option,
+    Slot,
+    System,
+    Text,
+    TextPart,
+)
+from .parser import parse as _parse
+from .program import (
+    SLOT_TYPES,
+    CheckpointStep,
+    RenderedSlot,
+    SlotOptions,
+    SlotSpec,
+    SlotStep,
+    SlotType,
+    Step,
+    Template,
+    TemplateWarning,
+    Turn,
+)
+from .source import Source
+from .template import CompiledTemplate
+
+__all__ = [
+    "SLOT_TYPES",
+    "Checkpoint",
+    "CheckpointStep",
+    "CompiledTemplate",
+    "Const",
+    "Document",
+    "Dynamic",
+    "Message",
+    "Node",
+    "Option",
+    "RenderedSlot",
+    "Slot",
+    "SlotOptions",
+    "SlotSpec",
+    "SlotStep",
+    "SlotType",
+    "Step",
+    "System",
+    "Template",
+    "TemplateRenderError",
+    "TemplateSyntaxError",
+    "TemplateWarning",
+    "Text",
+    "TextPart",
+    "Turn",
+    "UndefinedVariableError",
+    "compile_template",
+    "parse",
+]
+
+
+def parse(source: str, *, name: str = "<cell>") -> Document:
+    """The syntax tree of `source` (no semantic checks); raise `TemplateSyntaxError`."""
+    return _parse(Source(source, name=name))
+
+
+def compile_template(source: str, *, name: str = "<cell>") -> CompiledTemplate:
+    """Compile a cell's template text.
+
+    Args:
+        source: the cell, as written.
+        name: how errors name it (`<cell>`, a file name).
+
+    Returns:
+        The compiled `Template`: its steps, slots, free variables and warnings.
+
+    Raises:
+        TemplateSyntaxError: the template can never run; the error carries line and column.
+    """
+    text = Source(source, name=name)
+    return compile_document(_parse(text), text)

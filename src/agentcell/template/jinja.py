@@ -1,0 +1,159 @@
+"""Jinja, confined to text and option values: compile them, find their free variables, map errors back.
+
+Each `Text` node is its own small Jinja template and each `{{ expr }}` option value its own
+expression, compiled when the cell compiles (so every Jinja syntax error is found before a model is
+called) and rendered only when their slot is reached. Jinja never sees a slot or a tag, and what it
+renders is a value that nothing parses again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+from jinja2 import meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from .nodes import Dynamic, Text, TextPart
+from .source import Source
+
+
+def make_environment() -> jinja2.Environment:
+    """The sandbox every cell renders in: no mutation of values, undefined names are errors."""
+    return ImmutableSandboxedEnvironment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        extensions=["jinja2.ext.loopcontrols"],
+    )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledText:
+    """A `Text` node ready to render: a literal string, or a compiled Jinja template."""
+
+    node: Text
+    literal: str | None
+    """The text itself when it holds no Jinja (rendered without Jinja at all)."""
+    template: jinja2.Template | None = field(default=None, repr=False)
+    variables: frozenset[str] = frozenset()
+    """Names it reads that it does not set itself."""
+
+    def render(self, context: Mapping[str, Any]) -> str:
+        """The text for `context`; Jinja's exceptions propagate (the renderer locates them)."""
+        if self.template is None:
+            return self.literal or ""
+        return self.template.render(context)
+
+    @property
+    def has_content(self) -> bool:
+        """Whether rendering it can produce something other than whitespace (blocks and comments can't)."""
+        return any(
+            part.kind in ("variable", "raw") or (part.kind == "data" and part.source.strip())
+            for part in self.node.parts
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledExpr:
+    """A `{{ expr }}` option value ready to evaluate."""
+
+    node: Dynamic
+    function: Callable[..., Any] = field(repr=False)
+    variables: frozenset[str]
+
+
+def compile_text(text: Text, env: jinja2.Environment, source: Source) -> CompiledText:
+    """Compile `text`; raise `TemplateSyntaxError` located in the cell for any Jinja error."""
+    if all(part.kind in ("data", "comment") for part in text.parts):
+        literal = "".join(part.source for part in text.parts if part.kind == "data")
+        return CompiledText(text, _normalize_newlines(literal))
+    jinja_source = text.source
+    try:
+        tree = env.parse(jinja_source)
+        variables = frozenset(meta.find_undeclared_variables(tree)) - set(env.globals)
+        code = env.compile(tree)
+        template = env.template_class.from_code(env, code, env.make_globals(None))
+    except jinja2.TemplateSyntaxError as exc:
+        line, col = _locate_line(text, exc.lineno, env)
+        source.fail(f"invalid Jinja: {exc.message}", line, col)
+    except (RecursionError, SyntaxError, MemoryError):
+        # SyntaxError: Python's own limits on the generated code ("too many statically nested blocks").
+        first = next(part for part in text.parts if part.kind not in ("data", "comment"))
+        source.fail("Jinja here is nested too deeply to compile", first.line, first.col)
+    return CompiledText(text, None, template, variables)
+
+
+def compile_expr(node: Dynamic, env: jinja2.Environment, source: Source) -> CompiledExpr:
+    """Compile an option's `{{ expr }}`; raise `TemplateSyntaxError` at it for any Jinja error."""
+    try:
+        variables = frozenset(meta.find_undeclared_variables(env.parse(node.source))) - set(env.globals)
+        function = env.compile_expression(node.expression, undefined_to_none=False)
+    except jinja2.TemplateSyntaxError as exc:
+        source.fail(f"invalid Jinja: {exc.message}", node.line, node.col)
+    except (RecursionError, SyntaxError, MemoryError):
+        source.fail("Jinja here is nested too deeply to compile", node.line, node.col)
+    return CompiledExpr(node, function, variables)
+
+
+def locate_name(
+    regions: Iterable[tuple[str, int]], name: str, env: jinja2.Environment, source: Source
+) -> tuple[int, int] | None:
+    """Where `name` is first read among Jinja `regions` (`(source, offset)` pairs), or `None`."""
+    for region, offset in regions:
+        if not region.startswith(("{{", "{%")):
+            continue
+        position, after_dot = offset, False
+        try:
+            for _, kind, value in env.lex(region):
+                if kind == "name" and value == name and not after_dot:
+                    return source.position(position)
+                if kind != "whitespace":
+                    after_dot = kind == "operator" and value == "."
+                position += len(value)
+        except jinja2.TemplateSyntaxError:
+            continue
+    return None
+
+
+def _locate_line(text: Text, lineno: int, env: jinja2.Environment) -> tuple[int, int]:
+    """The cell position of line `lineno` of `text`'s Jinja source: the Jinja region Jinja blamed."""
+    covering: list[tuple[TextPart, int]] = []
+    first_line = 1
+    for part in text.parts:
+        last_line = first_line + _count_newlines(part.source)
+        if first_line <= lineno <= last_line:
+            covering.append((part, first_line))
+        first_line = last_line
+    if not covering:
+        return text.line, text.col
+    starting = [part for part, start in covering if start == lineno and part.kind in ("variable", "block")]
+    for part in starting:
+        if part.kind == "variable" and not _parses(part.source, env):
+            return part.line, part.col
+    if starting:
+        return starting[0].line, starting[0].col
+    part, start = covering[0]
+    if start == lineno:
+        return part.line, part.col
+    return part.line + (lineno - start), 1
+
+
+def _parses(region: str, env: jinja2.Environment) -> bool:
+    try:
+        env.parse(region)
+    except (jinja2.TemplateSyntaxError, RecursionError):
+        return False
+    return True
+
+
+def _count_newlines(text: str) -> int:
+    """Line breaks as Jinja counts them (`\\r\\n`, `\\r` or `\\n`)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def _normalize_newlines(text: str) -> str:
+    """Line breaks as Jinja renders them, so literal and Jinja texts agree."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")

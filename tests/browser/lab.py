@@ -1,0 +1,171 @@
+"""A real JupyterLab on 127.0.0.1 and Debian's Chromium driven by Playwright.
+
+Never `playwright install`: Playwright is pointed at the system Chromium. The server runs with
+isolated config/runtime dirs, a random token, the news toast disabled and widget state saving on,
+and is terminated (with its kernels) at the end of the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = os.environ.get("AGENTCELL_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+@dataclass
+class Lab:
+    base: str
+    token: str
+    root: Path
+
+    def url(self, path: str) -> str:
+        return f"{self.base}/{path}?token={self.token}&reset"
+
+    def write_notebook(self, name: str, cells: list[str]) -> Path:
+        nb = {
+            "cells": [
+                {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
+                 "outputs": [], "source": src}
+                for i, src in enumerate(cells)
+            ],
+            "metadata": {"kernelspec": KERNELSPEC},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        path = self.root / name
+        path.write_text(json.dumps(nb))
+        return path
+
+    def api(self, method: str, path: str) -> Any:
+        req = urllib.request.Request(f"{self.base}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def delete_sessions(self) -> None:
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base_dir = tmp_path_factory.mktemp("lab")
+    root, cfg, rt = base_dir / "nbs", base_dir / "cfg", base_dir / "rt"
+    for d in (root, cfg / "labconfig", rt):
+        d.mkdir(parents=True)
+    (cfg / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    settings = cfg / "lab" / "user-settings"
+    manager = settings / "@jupyter-widgets" / "jupyterlab-manager"
+    manager.mkdir(parents=True)
+    (manager / "plugin.jupyterlab-settings").write_text(json.dumps({"saveState": True}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(cfg), "JUPYTER_RUNTIME_DIR": str(rt),
+           "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(cfg / "ws"),
+           "AGENTCELL_MODEL": "offline"}
+    log = open(base_dir / "lab.log", "wb")  # noqa: SIM115 - closed at teardown
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={token}", "--allow-root", f"--ServerApp.root_dir={root}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--LabApp.extension_manager=readonly"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    lab = Lab(base=f"http://127.0.0.1:{port}", token=token, root=root)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            lab.api("GET", "/api/status")
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.terminate()
+                raise RuntimeError((base_dir / "lab.log").read_text()[-3000:]) from None
+            time.sleep(0.2)
+    yield lab
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture
+def page(lab: Lab, tmp_path: Path) -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            viewport={"width": 1200, "height": 900})
+        pg = ctx.pages[0] if ctx.pages else ctx.new_page()
+        pg.set_default_timeout(30_000)
+        errors: list[str] = []
+        pg.on("pageerror", lambda exc: errors.append(str(exc)))
+        pg.js_errors = errors  # type: ignore[attr-defined]
+        try:
+            yield pg
+        finally:
+            ctx.close()
+            lab.delete_sessions()
+
+
+def open_notebook(page: Any, lab: Lab, name: str) -> None:
+    """Open a notebook and wait for its kernel to be idle and connected."""
+    page.goto(lab.url(f"lab/tree/{name}"))
+    page.wait_for_function(
+        "() => { const k = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;"
+        " return k && k.status === 'idle' && k.connectionStatus === 'connected'; }", timeout=60_000)
+
+
+def run_cell(page: Any, index: int) -> None:
+    """Run cell `index` through JupyterLab's command registry (fire and forget)."""
+    page.evaluate(
+        "(i) => { const p = window.jupyterapp.shell.currentWidget; p.content.activeCellIndex = i;"
+        " void window.jupyterapp.commands.execute('notebook:run-cell'); }", index)
+
+
+def cell(page: Any, index: int) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def wait_cell_done(page: Any, index: int) -> None:
+    sync_api.expect(cell(page, index).locator(".jp-InputPrompt")).to_have_text(
+        re.compile(r"\[\d+\]:"), timeout=60_000)
+
+
+def screenshot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=False)
+    return path

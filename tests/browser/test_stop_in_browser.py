@@ -1,0 +1,48 @@
+"""The walking skeleton, end to end: JupyterLab + Chromium, a streaming `%%agent` cell, Stop clicked."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.browser.lab import Lab, cell, open_notebook, run_cell, screenshot, sync_api, wait_cell_done
+
+pytestmark = pytest.mark.browser
+expect = sync_api.expect
+
+
+def test_stop_click_stops_streaming_and_keeps_the_partial_answer(lab: Lab, page: Any) -> None:
+    lab.write_notebook("stop.ipynb", [
+        "%load_ext agentcell",
+        "%%agent -o run\nExplain, in several sentences, how a tool-calling loop works.\n[[answer]]",
+        "print(run.status, '|', run.answer)",
+    ])
+    open_notebook(page, lab, "stop.ipynb")
+    run_cell(page, 0)
+    wait_cell_done(page, 0)
+    run_cell(page, 1)
+    widget = cell(page, 1).locator(".agentcell")
+    expect(widget).to_have_attribute("data-status", "running", timeout=30_000)
+    expect(widget).to_contain_text("offline")
+    answer = widget.locator('.agentcell-answer[data-slot="answer"]')
+    # Wait until several words have streamed in, then click Stop mid-stream.
+    page.wait_for_function(
+        "(el) => el.textContent.trim().split(/\\s+/).length >= 6", arg=answer.element_handle(), timeout=30_000)
+    widget.locator(".agentcell-stop").click()
+    expect(widget).to_have_attribute("data-status", "stopped", timeout=5_000)
+    shown_at_stop = answer.text_content() or ""
+    assert len(shown_at_stop.split()) >= 6
+    time.sleep(1.5)
+    assert (answer.text_content() or "") == shown_at_stop, "text kept arriving after Stop"
+    expect(widget.locator(".agentcell-stop")).to_be_disabled()
+    screenshot(page, "stop-in-browser.png")
+
+    run_cell(page, 2)
+    wait_cell_done(page, 2)
+    out = cell(page, 2).locator(".jp-OutputArea-output").inner_text()
+    status, _, partial = out.partition("|")
+    assert status.strip() == "stopped"
+    assert partial.strip() and shown_at_stop.strip().startswith(partial.strip()[:30])
+    assert page.js_errors == []

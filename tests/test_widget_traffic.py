@@ -1,0 +1,101 @@
+"""The widget's Python side: events become batched custom messages, never a growing trait."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from agentcell.events import ProcessingComplete, RunStarted, SlotStarted, ThinkingDelta, TokenDelta, Usage
+from agentcell.result import RunResult
+from agentcell.widget import AgentWidget
+from agentcell.wire import EventLog, to_wire
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Captured(AgentWidget):
+    """An AgentWidget whose custom messages are recorded instead of sent to a front end."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, content: Any, buffers: Any = None) -> None:
+        self.sent.append(content)
+
+
+def test_to_wire_keeps_fields_and_kind() -> None:
+    ev = TokenDelta(run_id="r1", slot="answer", text="Hi", round=2)
+    assert to_wire(ev, t=0.12345) == {
+        "run_id": "r1", "slot": "answer", "text": "Hi", "round": 2, "kind": "token_delta", "t": 0.123,
+    }
+
+
+def test_processing_complete_carries_answer_and_usage_not_the_result_object() -> None:
+    result = RunResult(run_id="r1", status="stopped", answer=None, usage=Usage(requests=1),
+                       partial={"answer": "Hal"})
+    wire = to_wire(ProcessingComplete(run_id="r1", status="stopped", result=result), t=1.0)
+    assert wire == {
+        "kind": "processing_complete", "run_id": "r1", "slot": None, "status": "stopped",
+        "early_termination": False, "answer": None,
+        "usage": {"requests": 1, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": None},
+        "t": 1.0,
+    }
+
+
+def test_log_merges_deltas_of_one_round_only() -> None:
+    log = EventLog()
+    for text, rnd in [("a", 1), ("b", 1), ("c", 2)]:
+        log.add(to_wire(TokenDelta(run_id="r", slot="s", text=text, round=rnd), t=0))
+    log.add(to_wire(ThinkingDelta(run_id="r", slot="s", text="x", round=2), t=0))
+    log.add(to_wire(ThinkingDelta(run_id="r", slot="s", text="y", round=2), t=0))
+    assert [(e["kind"], e["text"]) for e in log.snapshot()] == [
+        ("token_delta", "ab"), ("token_delta", "c"), ("thinking_delta", "xy")]
+
+
+async def test_many_deltas_become_few_messages_and_final_trait_set_once() -> None:
+    w = Captured(flush_interval=0.05)
+    w.bind(loop=asyncio.get_running_loop(), on_stop=lambda: None)
+    w.apply(RunStarted(run_id="r", model="offline", offline=True))
+    w.apply(SlotStarted(run_id="r", slot="answer", slot_type="text", index=0))
+    for i in range(2000):
+        w.apply(TokenDelta(run_id="r", slot="answer", text=f"{i} "))
+        if i % 100 == 0:
+            await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
+    assert w.final == []
+    result = RunResult(run_id="r", status="completed", answer="…")
+    w.apply(ProcessingComplete(run_id="r", status="completed", result=result))
+    text = "".join(e["text"] for m in w.sent for e in m["events"] if e["kind"] == "token_delta")
+    assert text == "".join(f"{i} " for i in range(2000))
+    # 2000 deltas over ~0.3 s at one flush per 50 ms: a handful of messages, not thousands.
+    assert len(w.sent) <= 15
+    assert w.status == "completed"
+    assert [e["kind"] for e in w.final] == ["run_started", "slot_started", "token_delta", "processing_complete"]
+
+
+async def test_snapshot_request_replays_everything_so_far() -> None:
+    w = Captured(flush_interval=10)
+    w.bind(loop=asyncio.get_running_loop(), on_stop=lambda: None)
+    w.apply(RunStarted(run_id="r", model="offline"))
+    w.apply(TokenDelta(run_id="r", slot="answer", text="Hel"))
+    w.apply(TokenDelta(run_id="r", slot="answer", text="lo"))
+    w._on_frontend_msg(w, {"kind": "snapshot_request"}, [])
+    snap = w.sent[-1]
+    assert snap["kind"] == "snapshot"
+    assert [(e["kind"], e.get("text")) for e in snap["events"]] == [("run_started", None), ("token_delta", "Hello")]
+
+
+async def test_stop_message_calls_the_stop_callback_directly() -> None:
+    calls: list[str] = []
+    w = Captured()
+    w.bind(loop=asyncio.get_running_loop(), on_stop=lambda: calls.append("stop"))
+    w._on_frontend_msg(w, {"kind": "stop"}, [])
+    assert calls == ["stop"]
