@@ -170,8 +170,8 @@ export function reduce(state, ev) {
     if (state.started && state.runId !== null && ev.run_id !== state.runId) {
       Object.assign(state, createState()); // a new run in the same view: start over
     }
-  } else if (state.runId !== null && ev.run_id != null && ev.run_id !== state.runId) {
-    return state; // events of another run never mix in
+  } else if (state.runId !== null && ev.run_id != null && ev.run_id !== "" && ev.run_id !== state.runId) {
+    return state; // events of another run never mix in ("" / null: not tied to a run, e.g. widget.fail())
   }
   if (typeof ev.t === "number" && Number.isFinite(ev.t)) {
     if (state.firstT === null) state.firstT = ev.t;

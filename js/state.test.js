@@ -48,6 +48,11 @@ describe("reducer", () => {
     expect(slotAnswer(s.slots.get("answer"))).toBe("");
   });
 
+  it("run-less events (run_id '' from widget.fail) still show", () => {
+    const s = replay([ev.runStarted(), { kind: "run_warning", run_id: "", slot: null, message: "boom", t: 0 }]);
+    expect(s.run.items).toEqual([expect.objectContaining({ type: "warning", message: "boom" })]);
+  });
+
   it("tool_completed without tool_started still makes a card; duplicates are not doubled", () => {
     const s = replay([ev.runStarted(), ev.toolCompleted(), ev.toolStarted(), ev.approvalRequested(), ev.approvalRequested()]);
     const items = s.slots.get("answer").rounds.get(1).items;

@@ -185,6 +185,9 @@ export function createView(model, el, opts = {}) {
       reset();
       apply(msg.events);
     } else return;
+    // Optional: the kernel's clock (seconds since run start) when it sent this message, so a view that
+    // opens late during a long silent tool call still shows the true elapsed time.
+    if (typeof msg.t === "number" && Number.isFinite(msg.t) && msg.t >= state.lastT) elapsedAnchor = { t: msg.t, at: now() };
     schedule();
   }
   function loadFinal() {
@@ -241,7 +244,6 @@ export function createView(model, el, opts = {}) {
     offlineEl.hidden = !state.offline;
     setAttr(root, "data-offline", state.offline ? "true" : null);
     setText(statusEl, statusLabel(status) + (state.earlyTermination && status === "halted" ? " (guard)" : ""));
-    setAttr(statusEl, "data-status", status);
     renderElapsed();
 
     const ended = TERMINAL.has(status);

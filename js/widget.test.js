@@ -112,6 +112,13 @@ describe("stage 1: header, status, stop, answer", () => {
     expect($(".agentcell-elapsed").textContent).toBe("2.8 s");
   });
 
+  it("a message's optional t (kernel clock) anchors the elapsed time", () => {
+    const { model, view, $ } = mount({ status: "running" });
+    model.emit({ kind: "snapshot", events: [ev.runStarted(), ev.token("x", { t: 1.0 })], t: 42.0 });
+    view.flush();
+    expect($(".agentcell-elapsed").textContent).toBe("42.0 s");
+  });
+
   it("elapsed ticks on its own timer while running", () => {
     vi.useFakeTimers();
     const { model, view, $ } = mount({ status: "running" });

@@ -16,8 +16,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from .engine import Run, start_run
-from .events import Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
+from .engine import ApprovalDecision, Run, start_run
+from .events import ApprovalRequested, Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
+from .launch import LaunchSpec
 from .result import RunResult
 from .template.program import Template
 from .widget import AgentWidget
@@ -173,32 +174,61 @@ class RunRegistry:
         return len(live)
 
 
-def launch(
-    template: Template,
-    *,
-    context: Mapping[str, Any],
-    model: str | Model | None,
-    tools: Sequence[Callable[..., Any]] = (),
-    limits: UsageLimits | None = None,
-    registry: RunRegistry | None = None,
-    key: str | None = None,
-    widget: bool = True,
-) -> RunHandle:
+def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None) -> RunHandle:
     """Start the run as a task on the running loop (the kernel's) and return its handle at once.
 
     Raises (before any model call) whatever the engine's `start_run` raises: template, tool and
     model configuration errors.
     """
     loop = asyncio.get_running_loop()
-    run = start_run(template, context=context, model=model, tools=tools, limits=limits)
-    view = AgentWidget() if widget else None
+    view = None if spec.quiet else AgentWidget(hint=spec.hint)
+    approvals = WidgetApprovals(loop) if view is not None else None
+    run = start_run(
+        spec.template,
+        context=spec.context,
+        model=spec.model,
+        tools=spec.tools,
+        deps=spec.deps,
+        deps_type=type(spec.deps) if spec.deps is not None else type(None),
+        limits=spec.limits,
+        approve=approvals,
+        approve_writes=spec.approve_writes,
+        history=spec.history,
+    )
     handle = RunHandle(run, widget=view, loop=loop)
     if view is not None:
-        view.bind(loop=loop, on_stop=handle.cancel)
+        assert approvals is not None
+        view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve)
     handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:
-        registry.add(key or run.run_id, handle)
+        registry.add(spec.key or run.run_id, handle)
     return handle
+
+
+class WidgetApprovals:
+    """The `approve=` callback behind the widget's Approve / Deny buttons.
+
+    Each request waits on a future that a button click resolves; a Stop cancels the waiting task and
+    with it the future, so a stopped run never hangs on an unanswered approval.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
+
+    async def __call__(self, request: ApprovalRequested) -> ApprovalDecision:
+        future: asyncio.Future[ApprovalDecision] = self._loop.create_future()
+        self._pending[request.call_id] = future
+        try:
+            return await future
+        finally:
+            self._pending.pop(request.call_id, None)
+
+    def resolve(self, call_id: str, approved: bool, reason: str | None) -> None:
+        """A click: settle the waiting request (unknown or already settled ids are ignored)."""
+        future = self._pending.get(call_id)
+        if future is not None and not future.done():
+            future.set_result(ApprovalDecision(approved=approved, reason=reason or None))
 
 
 def show(
@@ -213,6 +243,9 @@ def show(
     from .template import compile_template
 
     compiled = compile_template(template) if isinstance(template, str) else template
-    handle = launch(compiled, context=dict(context or {}), model=model, tools=tools, limits=limits)
+    spec = LaunchSpec(template=compiled, context=dict(context or {}), model=model, tools=tuple(tools),
+                      limits=limits or UsageLimits(request_limit=20, tool_calls_limit=20,
+                                                   output_tokens_limit=250_000))
+    handle = launch(spec)
     assert handle.widget is not None
     return handle.widget

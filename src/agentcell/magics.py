@@ -1,24 +1,33 @@
 """`%%agent` and `%agent`: an adapter from IPython to the library.
 
-The magic parses its line, snapshots the namespace, compiles the template, resolves model and
-tools, and hands everything to `handle.start_run`, which starts the run as a task on the kernel's
-running loop and returns at once. Every agentcell error becomes a one-line `UsageError` here and
-nowhere else. Settings are traitlets on `AgentMagics`, so `%config AgentMagics.model = "…"` works.
+The cell magic parses its line, snapshots the namespace, compiles the template and hands everything
+to `handle.launch`, which starts the run as a task on the kernel's running loop and returns at once.
+`--wait` cells never reach this magic: an input transformer (`blocking.py`) turns them into a
+top-level `await` first. In terminal IPython (no running loop) the run happens inside the cell with
+a live printed transcript (`terminal.py`). Every agentcell error becomes a one-line `UsageError`
+here and nowhere else. Settings are traitlets on `AgentMagics`, so `%config AgentMagics.model = …`
+works.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
-from traitlets import Int, Unicode
+from traitlets import Bool, Int, Unicode
 
 from .errors import AgentcellError
+from .launch import LaunchSpec
+
+CONFIG_KEYS = ("model", "max_iter", "max_calls", "max_tokens", "approve", "interrupt_stops_runs")
+SUBCOMMANDS = ("config", "tools", "stop", "show", "export")
 
 
 @magics_class
@@ -32,116 +41,251 @@ class AgentMagics(Magics):
     max_iter = Int(20, config=True, help="Ceiling of model requests per slot.")
     max_calls = Int(20, config=True, help="Ceiling of tool calls per slot.")
     max_tokens = Int(250_000, config=True, help="Ceiling of output tokens per slot.")
+    approve = Unicode("none", config=True, help="Default approval mode: none | writes.")
+    interrupt_stops_runs = Bool(
+        False, config=True, help="Kernel → Interrupt also stops background runs while the kernel is idle.",
+    )
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
         from .handle import RunRegistry
 
         self.registry = RunRegistry()
+        self.observe(self._on_interrupt_setting, names=["interrupt_stops_runs"])
+
+    @property
+    def ip(self) -> InteractiveShell:
+        """The shell these magics are registered in (always set once loaded)."""
+        assert self.shell is not None
+        return self.shell
 
     @magic_arguments()
     @argument("-m", "--model", help="Model for this cell (e.g. openai:gpt-4o-mini, offline).")
-    @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-t", "--tools", nargs="+", metavar="NAME", help="Expose exactly these notebook callables as tools.")
     @argument("--context", metavar="EXPR", help="A dict expression of extra template variables.")
+    @argument("--deps", metavar="EXPR", help="An expression whose value reaches tools as RunContext.deps.")
     @argument("--max-iter", type=int, metavar="N", help="Ceiling of model requests per slot.")
     @argument("--max-calls", type=int, metavar="N", help="Ceiling of tool calls per slot.")
     @argument("--max-tokens", type=int, metavar="N", help="Ceiling of output tokens per slot.")
+    @argument("--approve", choices=("none", "writes"), help="Ask before every non-readonly tool call (writes).")
+    @argument("--wait", action="store_true", help="Block the cell until the run ends (Run All, nbclient).")
+    @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
+    @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
+    @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
-    def agent(self, line: str, cell: str) -> None:
+    def agent(self, line: str, cell: str) -> Any:
         """Run the cell as a template; the widget streams the run and Stop cancels it."""
-        args = parse_argstring(self.agent, line)
-        try:
-            handle = self._start(args, cell)
-        except AgentcellError as exc:
-            raise UsageError(_one_line(exc)) from None
-        if args.output:
-            self.shell.user_ns[args.output] = handle
-        self.shell.user_ns["_agent_run"] = handle
+        spec = self.prepare(line, cell)
+        if _running_loop() is None:
+            from .terminal import run_in_terminal
+
+            self._bind(spec, run_in_terminal(spec))
+            return None
+        if spec.wait:
+            # Only reached when the input transformer is not installed (e.g. %%agent via run_cell_magic).
+            raise UsageError("--wait needs `%load_ext agentcell` to have installed its input transformer")
+        handle = self._launch(spec)
         if handle.widget is not None:
             display(handle.widget)
+        return None
 
-    @line_magic("agent")
-    def agent_line(self, line: str) -> Any:
-        """`%agent stop` stops every background run; `%agent config` shows the settings."""
-        words = shlex.split(line)
-        command = words[0] if words else "config"
-        if command == "stop":
-            return self.registry.stop_all()
-        if command == "config":
-            return self._config(words[1:])
-        raise UsageError(f"unknown %agent command {command!r}; use one of: config, stop")
-
-    def _config(self, assignments: list[str]) -> dict[str, Any]:
-        for item in assignments:
-            key, sep, value = item.partition("=")
-            if not sep or key not in ("model", "max_iter", "max_calls", "max_tokens"):
-                raise UsageError(
-                    f"%agent config takes key=value with key in model, max_iter, max_calls, max_tokens; got {item!r}"
-                )
-            try:
-                setattr(self, key, value if key == "model" else int(value))
-            except ValueError:
-                raise UsageError(f"%agent config {key} needs a whole number, got {value!r}") from None
-        return {
-            "model": self.model, "max_iter": self.max_iter, "max_calls": self.max_calls, "max_tokens": self.max_tokens,
-        }
-
-    def _start(self, args: Any, cell: str) -> Any:
-        from pydantic_ai.usage import UsageLimits
-
-        from .handle import launch
-        from .notebook import current_cell_id, namespace_snapshot, notebook_tools
-        from .template import compile_template
-
-        shell = self.shell
-        template = compile_template(cell, name="<%%agent cell>")
-        context = namespace_snapshot(shell.user_ns, shell.user_ns_hidden)
-        if args.context:
-            context.update(self._eval_context(args.context))
-        limits = UsageLimits(
-            request_limit=args.max_iter or self.max_iter,
-            tool_calls_limit=args.max_calls or self.max_calls,
-            output_tokens_limit=args.max_tokens or self.max_tokens,
-        )
+    async def agent_wait(self, line: str, cell: str) -> Any:
+        """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+        spec = self.prepare(line, cell)
+        handle = self._launch(spec)
+        if handle.widget is not None:
+            display(handle.widget)
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise UsageError(
-                "%%agent needs a running event loop (a Jupyter kernel); use agentcell.complete() here"
-            ) from None
-        return launch(
-            template,
-            context=context,
+            return await handle
+        except asyncio.CancelledError:
+            # Kernel → Interrupt cancels the awaiting cell: stop the run and let the widget show it.
+            handle.cancel()
+            await asyncio.shield(handle.run.wait())
+            raise
+
+    def prepare(self, line: str, cell: str) -> LaunchSpec:
+        """Parse the line and build everything the run needs; UsageError for anything wrong."""
+        args = parse_argstring(self.agent, line)
+        try:
+            return self._spec(args, cell)
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _spec(self, args: Any, cell: str) -> LaunchSpec:
+        from .launch import build_spec
+
+        for flag in ("max_iter", "max_calls", "max_tokens"):
+            value = getattr(args, flag)
+            if value is not None and value < 1:
+                raise UsageError(f"--{flag.replace('_', '-')} must be a positive whole number, got {value}")
+        return build_spec(
+            cell,
+            user_ns=self.ip.user_ns,
+            hidden=self.ip.user_ns_hidden,
             model=args.model or self.model,
-            tools=notebook_tools(shell.user_ns, args.tools),
-            limits=limits,
-            registry=self.registry,
-            key=current_cell_id(shell),
+            tools=args.tools,
+            context=self._eval(args.context, "--context", dict) if args.context else None,
+            deps=self._eval(args.deps, "--deps", object) if args.deps else None,
+            max_iter=args.max_iter or self.max_iter,
+            max_calls=args.max_calls or self.max_calls,
+            max_tokens=args.max_tokens or self.max_tokens,
+            approve=args.approve or self.approve,
+            history_from=self._history(args.continue_from),
+            wait=args.wait,
+            quiet=args.quiet,
+            output=args.output,
+            shell=self.ip,
         )
 
-    def _eval_context(self, expr: str) -> dict[str, Any]:
+    def _launch(self, spec: LaunchSpec) -> Any:
+        from .handle import launch
+
         try:
-            value = eval(expr, self.shell.user_ns)
-        except Exception as exc:  # the user's expression; report it as one line
-            raise UsageError(f"--context {expr!r} failed: {type(exc).__name__}: {exc}") from None
-        if not isinstance(value, dict):
-            raise UsageError(f"--context must evaluate to a dict, got {type(value).__name__}")
+            handle = launch(spec, registry=self.registry)
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+        return self._bind(spec, handle)
+
+    def _bind(self, spec: LaunchSpec, value: Any) -> Any:
+        if spec.output:
+            self.ip.user_ns[spec.output] = value
+        self.ip.user_ns["_agent_run"] = value
         return value
 
+    def _history(self, name: str | None) -> Any:
+        if name is None:
+            return None
+        value = self.ip.user_ns.get(name)
+        result = getattr(value, "result", None)
+        messages = getattr(result() if callable(result) else value, "messages", None)
+        if messages is None:
+            raise UsageError(f"--continue {name!r}: no finished run by that name (bind one with -o {name})")
+        return tuple(messages)
 
-def _one_line(exc: AgentcellError) -> str:
-    """IPython shows a UsageError's text as is; keep the caret lines of template errors."""
-    return str(exc)
+    def _eval(self, expr: str, flag: str, kind: type) -> Any:
+        try:
+            value = eval(expr, self.ip.user_ns)
+        except Exception as exc:  # the user's expression; report it as one line
+            raise UsageError(f"{flag} {expr!r} failed: {type(exc).__name__}: {exc}") from None
+        if not isinstance(value, kind):
+            raise UsageError(f"{flag} must evaluate to a {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    # ---- %agent ----------------------------------------------------------------------------
+    # IPython's stubs type a named line_magic's argument as Never; the runtime accepts the method.
+    @line_magic("agent")  # type: ignore[arg-type]
+    def agent_line(self, line: str) -> Any:
+        """`%agent config|tools|stop|show|export …` — see the README's magics reference."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%agent: {exc}") from None
+        command, rest = (words[0], words[1:]) if words else ("config", [])
+        if command not in SUBCOMMANDS:
+            raise UsageError(f"unknown %agent command {command!r}; use one of: {', '.join(SUBCOMMANDS)}")
+        return getattr(self, f"_cmd_{command}")(rest)
+
+    def _cmd_config(self, assignments: list[str]) -> dict[str, Any]:
+        for item in assignments:
+            key, sep, value = item.partition("=")
+            if not sep or key not in CONFIG_KEYS:
+                raise UsageError(f"%agent config takes key=value with key in {', '.join(CONFIG_KEYS)}; got {item!r}")
+            self._set(key, value)
+        return {key: getattr(self, key) for key in CONFIG_KEYS}
+
+    def _set(self, key: str, value: str) -> None:
+        if key == "model":
+            self.model = value or None
+        elif key == "approve":
+            if value not in ("none", "writes"):
+                raise UsageError(f"%agent config approve must be none or writes, got {value!r}")
+            self.approve = value
+        elif key == "interrupt_stops_runs":
+            if value.lower() not in ("true", "false", "1", "0", "on", "off"):
+                raise UsageError(f"%agent config interrupt_stops_runs must be true or false, got {value!r}")
+            self.interrupt_stops_runs = value.lower() in ("true", "1", "on")
+        else:
+            try:
+                number = int(value)
+            except ValueError:
+                raise UsageError(f"%agent config {key} needs a whole number, got {value!r}") from None
+            if number < 1:
+                raise UsageError(f"%agent config {key} must be positive, got {number}")
+            setattr(self, key, number)
+
+    def _cmd_tools(self, names: list[str]) -> dict[str, Any]:
+        from .launch import tool_schemas
+
+        try:
+            return tool_schemas(self.ip.user_ns, names or None)
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _cmd_stop(self, rest: list[str]) -> int:
+        if not rest or rest == ["all"]:
+            return self.registry.stop_all()
+        if len(rest) != 1:
+            raise UsageError("usage: %agent stop [all | NAME]")
+        handle = self._handle(rest[0])
+        handle.cancel()
+        return 1
+
+    def _cmd_show(self, rest: list[str]) -> None:
+        if len(rest) != 1:
+            raise UsageError("usage: %agent show NAME")
+        handle = self._handle(rest[0])
+        if handle.widget is None:
+            raise UsageError(f"run {rest[0]!r} has no widget (it was started with --quiet or in a terminal)")
+        display(handle.widget)
+
+    def _cmd_export(self, rest: list[str]) -> str:
+        if len(rest) != 2:
+            raise UsageError("usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)")
+        handle, path = self._handle(rest[0]), Path(rest[1]).expanduser()
+        if not handle.done:
+            raise UsageError(f"run {rest[0]!r} is still going; export it once it has ended")
+        import json
+
+        text = (json.dumps(handle.to_openai(), indent=2, ensure_ascii=False) if path.name.endswith(".openai.json")
+                else handle.to_json())
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    def _handle(self, name: str) -> Any:
+        from .handle import RunHandle
+
+        value = self.ip.user_ns.get(name)
+        if not isinstance(value, RunHandle):
+            raise UsageError(f"{name!r} is not a run handle; start a run with %%agent -o {name}")
+        return value
+
+    def _on_interrupt_setting(self, change: Any) -> None:
+        from .blocking import install_interrupt_hook
+
+        install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def load(ipython: Any) -> None:
-    """Register the magics (idempotent)."""
-    ipython.register_magics(AgentMagics)
+    """Register the magics and the `--wait` input transformer (idempotent)."""
+    from .blocking import install_transformer
+
+    if "AgentMagics" not in ipython.magics_manager.registry:
+        ipython.register_magics(AgentMagics)
+    install_transformer(ipython)
 
 
 def unload(ipython: Any) -> None:
-    """Stop every run started from this shell."""
+    """Stop every run started from this shell and remove the transformer."""
+    from .blocking import remove_transformer
+
     magics = ipython.magics_manager.registry.get("AgentMagics")
     if magics is not None:
         magics.registry.stop_all()
+    remove_transformer(ipython)

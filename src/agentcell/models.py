@@ -166,7 +166,8 @@ class _OfflineScript:
                 if isinstance(delta, DeltaThinkingPart):
                     thinking += delta.content or ""
                 elif isinstance(delta, DeltaToolCall):
-                    calls.append(ToolCallPart(delta.name or "", delta.json_args, tool_call_id=delta.tool_call_id))
+                    call_id = delta.tool_call_id or "call"
+                    calls.append(ToolCallPart(delta.name or "", delta.json_args, tool_call_id=call_id))
         parts: list[ModelResponsePart] = [ThinkingPart(thinking)] if thinking else []
         parts += [TextPart(text.rstrip())] if text else []
         return ModelResponse(parts=[*parts, *calls], model_name=OFFLINE_NAME)

@@ -41,7 +41,7 @@ def _asset(name: str) -> pathlib.Path | str:
     return path if path.exists() else (_FALLBACK_ESM if name.endswith(".js") else "")
 
 
-class AgentWidget(anywidget.AnyWidget):  # type: ignore[misc]
+class AgentWidget(anywidget.AnyWidget):
     """Shows one run live; `apply(event)` is the only way state changes."""
 
     _esm = _asset("widget.js")

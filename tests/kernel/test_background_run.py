@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
 from tests.kernelclient import KernelSession, WidgetComm
 
 pytestmark = pytest.mark.kernel
@@ -50,7 +49,7 @@ def test_cell_returns_before_the_run_ends(kernel: KernelSession) -> None:
 
 
 def test_comm_stop_cancels_the_run_and_keeps_the_partial_answer(kernel: KernelSession) -> None:
-    msg_id, comm = start_cell(kernel, "%%agent -o run2\nExplain photosynthesis.\n[[answer]]")
+    _msg_id, comm = start_cell(kernel, "%%agent -o run2\nExplain photosynthesis.\n[[answer]]")
     kernel.wait_until(lambda: len(kernel.streamed_text(comm).split()) >= 5, what="five words")
     sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
     stopped = kernel.wait_until(lambda: comm.state.get("status") == "stopped", timeout=5, what="stopped")

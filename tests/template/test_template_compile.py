@@ -113,7 +113,7 @@ def test_checkpoints_start_segments() -> None:
         ("[[a|tools=search+fetch]]", SlotOptions(use_tools=True, tools=("search", "fetch"))),
         ("[[a|tools = ' search + fetch ']]", SlotOptions(use_tools=True, tools=("search", "fetch"))),
         ("[[a|model=ollama:qwen3:8b]]", SlotOptions(model="ollama:qwen3:8b")),
-        ("[[a|model=\"openai:gpt-4o\"]]", SlotOptions(model="openai:gpt-4o")),
+        ('[[a|model="openai:gpt-4o"]]', SlotOptions(model="openai:gpt-4o")),
         ("[[a|temperature=0]]", SlotOptions(temperature=0.0)),
         ("[[a|temperature=0.7]]", SlotOptions(temperature=0.7)),
         ("[[a|max_tokens=500]]", SlotOptions(max_tokens=500)),
@@ -164,9 +164,7 @@ def test_text_that_no_slot_reads_is_not_a_variable() -> None:
 
 
 def test_warnings_for_text_no_slot_sends() -> None:
-    template = compile_template(
-        "A [[a]]\n  dropped {{ x }}\n<checkpoint>\nB [[b]]\n\n tail\n<system>late</system>\n"
-    )
+    template = compile_template("A [[a]]\n  dropped {{ x }}\n<checkpoint>\nB [[b]]\n\n tail\n<system>late</system>\n")
     assert template.warnings == (
         TemplateWarning(
             message="text after the last slot of this segment (the <checkpoint> at line 3 starts a new "

@@ -99,8 +99,7 @@ CASES = [
     (
         "stray-close-system",
         "Be brief.</system>\n[[a]]",
-        "<cell>, line 1, column 10: stray </system>: there is no open <system>\n"
-        "    Be brief.</system>\n             ^",
+        "<cell>, line 1, column 10: stray </system>: there is no open <system>\n    Be brief.</system>\n             ^",
     ),
     (
         "unclosed-variable",
@@ -110,14 +109,12 @@ CASES = [
     (
         "jinja-syntax",
         "Intro\nHi {{ name + }}!\n[[a]]",
-        "<cell>, line 2, column 4: invalid Jinja: unexpected 'end of print statement'\n"
-        "    Hi {{ name + }}!\n       ^",
+        "<cell>, line 2, column 4: invalid Jinja: unexpected 'end of print statement'\n    Hi {{ name + }}!\n       ^",
     ),
     (
         "jinja-unknown-tag",
         "a\n\n{% frobnicate %}\n[[a]]",
-        "<cell>, line 3, column 1: invalid Jinja: Encountered unknown tag 'frobnicate'.\n"
-        "    {% frobnicate %}\n    ^",
+        "<cell>, line 3, column 1: invalid Jinja: Encountered unknown tag 'frobnicate'.\n    {% frobnicate %}\n    ^",
     ),
     (
         "jinja-in-option",
@@ -191,8 +188,7 @@ CASES = [
     (
         "required-contradiction",
         "[[!answer|required=false]]",
-        "<cell>, line 1, column 1: '!' and required=false contradict each other\n"
-        "    [[!answer|required=false]]\n    ^",
+        "<cell>, line 1, column 1: '!' and required=false contradict each other\n    [[!answer|required=false]]\n    ^",
     ),
     (
         "unterminated-option-string",
@@ -204,7 +200,12 @@ CASES = [
         "deep-jinja-nesting",
         "{% if a %}" * 17 + "x" + "{% endif %}" * 17,
         "<cell>, line 1, column 161: Jinja blocks are nested more than 16 deep\n    "
-        + "{% if a %}" * 17 + "x" + "{% endif %}" * 17 + "\n    " + " " * 160 + "^",
+        + "{% if a %}" * 17
+        + "x"
+        + "{% endif %}" * 17
+        + "\n    "
+        + " " * 160
+        + "^",
     ),
 ]
 
@@ -229,8 +230,7 @@ UNDEFINED = [
         "typo",
         "Answer this:\n{{ qestion }}\n[[answer]]",
         {"question"},
-        "<cell>, line 2, column 4: undefined variable 'qestion'; did you mean 'question'?\n    {{ qestion }}\n"
-        "       ^",
+        "<cell>, line 2, column 4: undefined variable 'qestion'; did you mean 'question'?\n    {{ qestion }}\n       ^",
     ),
     (
         "no-suggestion",

@@ -79,8 +79,16 @@ def test_jinja_expression_in_options_is_one_token_even_with_brackets_and_pipes()
         ("{% raw %}[[x]] {{ y }}{% endraw %}", [("raw", "{% raw %}[[x]] {{ y }}{% endraw %}")]),
         ("{'a': {'b': 1}}", [("data", "{'a': {'b': 1}}")]),
     ],
-    ids=["variable", "dict-in-expression", "string-with-closer", "block", "block-ws-control", "jinja-comment",
-         "raw", "python-dict-is-text"],
+    ids=[
+        "variable",
+        "dict-in-expression",
+        "string-with-closer",
+        "block",
+        "block-ws-control",
+        "jinja-comment",
+        "raw",
+        "python-dict-is-text",
+    ],
 )
 def test_jinja_regions(text: str, kinds: list[tuple[str, str]]) -> None:
     tokens = lex(text)

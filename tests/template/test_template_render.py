@@ -125,9 +125,7 @@ def test_full_jinja_inside_text(run: Run) -> None:
         "{% if items[0].label == 'x' %}first is x{% else %}other{% endif %} {{ {'a': 1}['a'] + 1 }}\n[[a]]"
     )
     context = {"name": "ann lee", "items": [{"label": "x"}, {"label": "y"}]}
-    assert run(template, context)["a"].turns == (
-        user("Ann Lee has 2 items:\n- x (1)\n- y (2)\nfirst is x 2"),
-    )
+    assert run(template, context)["a"].turns == (user("Ann Lee has 2 items:\n- x (1)\n- y (2)\nfirst is x 2"),)
 
 
 def test_raw_passes_slot_and_jinja_syntax_through(run: Run) -> None:
@@ -212,8 +210,16 @@ def test_context_values_override_nothing_but_later_slots_override_context(run: R
             "<cell>, line 1, column 11: cannot set the options of [[a]]: {{ cfg.model }} is undefined",
         ),
     ],
-    ids=["zero-division", "missing-attribute", "sandbox-dunder", "sandbox-mutation", "option-type", "no-choices",
-         "duplicate-choice", "undefined-option"],
+    ids=[
+        "zero-division",
+        "missing-attribute",
+        "sandbox-dunder",
+        "sandbox-mutation",
+        "option-type",
+        "no-choices",
+        "duplicate-choice",
+        "undefined-option",
+    ],
 )
 def test_runtime_errors_are_template_render_errors(source: str, context: dict[str, object], message: str) -> None:
     template = compile_template(source)

@@ -52,6 +52,7 @@ class _Compiler:
         self.pending: list[TurnSource] = []
         self.uses: list[VariableUse] = []
         self.warnings: list[TemplateWarning] = []
+        self.assigned: set[str] = set()
 
     def build(self, document: Document) -> CompiledTemplate:
         for node in document.nodes:
@@ -79,15 +80,23 @@ class _Compiler:
             source=self.source.text,
             steps=tuple(self.steps),
             slots=tuple(self.slots.values()),
-            variables=frozenset().union(*(use.names for use in self.uses)) - set(self.slots),
+            variables=self.free_variables(),
             warnings=tuple(self.warnings),
             sha256=hashlib.sha256(self.source.text.encode("utf-8", "surrogatepass")).hexdigest(),
             uses=tuple(self.uses),
+            assigned=frozenset(self.assigned),
             environment=self.env,
         )
 
     def text(self, node: Text) -> CompiledText:
-        return compile_text(node, self.env, self.source)
+        compiled = compile_text(node, self.env, self.source)
+        self.assigned |= compiled.assigned
+        return compiled
+
+    def free_variables(self) -> frozenset[str]:
+        """Names some slot reads that no earlier slot answers: they must come from the context."""
+        order = {name: index for index, name in enumerate(self.slots)}
+        return frozenset(name for use in self.uses for name in use.names if order.get(name, len(order)) >= use.slot)
 
     def fail(self, message: str, line: int, col: int) -> NoReturn:
         self.source.fail(message, line, col)
@@ -119,9 +128,7 @@ class _Compiler:
             self.warnings.append(TemplateWarning(message=message, line=line, col=col))
         if checkpoint is None and self.late_system is not None:
             message = "<system> after the last slot applies to no slot"
-            self.warnings.append(
-                TemplateWarning(message=message, line=self.late_system.line, col=self.late_system.col)
-            )
+            self.warnings.append(TemplateWarning(message=message, line=self.late_system.line, col=self.late_system.col))
         self.pending = []
 
     def first_visible(self, node: Text) -> tuple[int, int]:
@@ -143,8 +150,7 @@ class _Compiler:
         if name in self.slots:
             first = self.slots[name]
             self.fail(
-                f"duplicate slot name '{name}': [[{name}]] is already at line {first.line}, "
-                f"column {first.col}",
+                f"duplicate slot name '{name}': [[{name}]] is already at line {first.line}, column {first.col}",
                 node.line,
                 node.col,
             )
@@ -180,9 +186,7 @@ class _Compiler:
                 self.use_text(block, position)
         for expr in [option.expr for option in dynamic] + [c for c in choices if isinstance(c, CompiledExpr)]:
             node = expr.node
-            self.uses.append(
-                VariableUse(expr.variables, ((node.source, node.pos),), node.line, node.col, position)
-            )
+            self.uses.append(VariableUse(expr.variables, ((node.source, node.pos),), node.line, node.col, position))
         renderer = SlotRenderer(
             template_name=self.source.name,
             slot=spec.name,
@@ -201,15 +205,11 @@ class _Compiler:
     def use_text(self, text: CompiledText, position: int) -> None:
         if text.variables:
             node = text.node
-            regions = tuple(
-                (part.source, part.pos) for part in node.parts if part.kind in ("variable", "block")
-            )
+            regions = tuple((part.source, part.pos) for part in node.parts if part.kind in ("variable", "block"))
             self.uses.append(VariableUse(text.variables, regions, node.line, node.col, position))
 
     # -- options --------------------------------------------------------------------------------
-    def options(
-        self, node: Slot, slot_type: SlotType
-    ) -> tuple[dict[str, object], list[DynamicOption], list[Choice]]:
+    def options(self, node: Slot, slot_type: SlotType) -> tuple[dict[str, object], list[DynamicOption], list[Choice]]:
         fixed: dict[str, object] = {}
         dynamic: list[DynamicOption] = []
         choices: list[Choice] = []
@@ -217,9 +217,7 @@ class _Compiler:
         for option in node.options:
             key = self.option_key(option, slot_type)
             if key is None:
-                choices.append(
-                    option.value.text if isinstance(option.value, Const) else self.expr(option.value)
-                )
+                choices.append(option.value.text if isinstance(option.value, Const) else self.expr(option.value))
                 continue
             if key in seen:
                 self.fail(f"option '{key}' is given twice", option.line, option.col)

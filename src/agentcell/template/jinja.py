@@ -8,12 +8,15 @@ renders is a value that nothing parses again.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
+import jinja2.nodes
 from jinja2 import meta
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .nodes import Dynamic, Text, TextPart
@@ -40,6 +43,8 @@ class CompiledText:
     template: jinja2.Template | None = field(default=None, repr=False)
     variables: frozenset[str] = frozenset()
     """Names it reads that it does not set itself."""
+    assigned: frozenset[str] = frozenset()
+    """Names its `{% set %}`s assign (they last only until the end of this text)."""
 
     def render(self, context: Mapping[str, Any]) -> str:
         """The text for `context`; Jinja's exceptions propagate (the renderer locates them)."""
@@ -70,12 +75,9 @@ def compile_text(text: Text, env: jinja2.Environment, source: Source) -> Compile
     if all(part.kind in ("data", "comment") for part in text.parts):
         literal = "".join(part.source for part in text.parts if part.kind == "data")
         return CompiledText(text, _normalize_newlines(literal))
-    jinja_source = text.source
     try:
-        tree = env.parse(jinja_source)
-        variables = frozenset(meta.find_undeclared_variables(tree)) - set(env.globals)
-        code = env.compile(tree)
-        template = env.template_class.from_code(env, code, env.make_globals(None))
+        tree = env.parse(text.source)
+        template, variables = _compile_tree(tree, env)
     except jinja2.TemplateSyntaxError as exc:
         line, col = _locate_line(text, exc.lineno, env)
         source.fail(f"invalid Jinja: {exc.message}", line, col)
@@ -83,7 +85,17 @@ def compile_text(text: Text, env: jinja2.Environment, source: Source) -> Compile
         # SyntaxError: Python's own limits on the generated code ("too many statically nested blocks").
         first = next(part for part in text.parts if part.kind not in ("data", "comment"))
         source.fail("Jinja here is nested too deeply to compile", first.line, first.col)
-    return CompiledText(text, None, template, variables)
+    return CompiledText(text, None, template, variables, _assigned(tree))
+
+
+def _assigned(tree: jinja2.nodes.Template) -> frozenset[str]:
+    """The names `{% set %}` statements in `tree` assign."""
+    names: set[str] = set()
+    for node in tree.find_all((jinja2.nodes.Assign, jinja2.nodes.AssignBlock)):
+        if isinstance(node, jinja2.nodes.Assign | jinja2.nodes.AssignBlock):
+            targets = [node.target, *node.target.find_all(jinja2.nodes.Name)]
+            names.update(target.name for target in targets if isinstance(target, jinja2.nodes.Name))
+    return frozenset(names)
 
 
 def compile_expr(node: Dynamic, env: jinja2.Environment, source: Source) -> CompiledExpr:
@@ -96,6 +108,33 @@ def compile_expr(node: Dynamic, env: jinja2.Environment, source: Source) -> Comp
     except (RecursionError, SyntaxError, MemoryError):
         source.fail("Jinja here is nested too deeply to compile", node.line, node.col)
     return CompiledExpr(node, function, variables)
+
+
+class _RecordingCodeGenerator(CodeGenerator):
+    """Jinja's code generator, also noting the names the template reads from its context.
+
+    That is what `jinja2.meta.find_undeclared_variables` computes (with the same `enter_frame`
+    hook), but it needs a second generation pass; this does both in one.
+    """
+
+    def __init__(self, environment: jinja2.Environment, stream: io.StringIO) -> None:
+        super().__init__(environment, "<cell>", None, stream, False, environment.optimized)
+        self.undeclared: set[str] = set()
+
+    def enter_frame(self, frame: Frame) -> None:
+        super().enter_frame(frame)
+        for action, param in frame.symbols.loads.values():
+            if action == "resolve" and param not in self.environment.globals:
+                self.undeclared.add(param)
+
+
+def _compile_tree(tree: jinja2.nodes.Template, env: jinja2.Environment) -> tuple[jinja2.Template, frozenset[str]]:
+    stream = io.StringIO()
+    generator = _RecordingCodeGenerator(env, stream)
+    generator.visit(tree)
+    code = compile(stream.getvalue(), "<template>", "exec")
+    template = env.template_class.from_code(env, code, env.make_globals(None))
+    return template, frozenset(generator.undeclared)
 
 
 def locate_name(

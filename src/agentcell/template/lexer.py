@@ -206,8 +206,7 @@ class _Lexer:
             if text.startswith("[[", pos):
                 line, col = self.source.position(start)
                 self.source.fail_at(
-                    f"'[[' inside a slot: the slot opened at line {line}, column {col} is not closed "
-                    "with ']]'",
+                    f"'[[' inside a slot: the slot opened at line {line}, column {col} is not closed with ']]'",
                     pos,
                 )
             if text.startswith("<!--", pos):

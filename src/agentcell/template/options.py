@@ -103,9 +103,7 @@ def _boolean(key: str, value: object) -> bool:
 def _whole(minimum: int) -> Callable[[str, object], int]:
     def checker(key: str, value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise OptionValueError(
-                f"option '{key}' expects a whole number of at least {minimum}, got {value!r}"
-            )
+            raise OptionValueError(f"option '{key}' expects a whole number of at least {minimum}, got {value!r}")
         return value
 
     return checker
@@ -119,18 +117,14 @@ def _temperature(key: str, value: object) -> float:
 
 def _model(key: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise OptionValueError(
-            f"option '{key}' expects a model name such as openai:gpt-4o-mini, got {value!r}"
-        )
+        raise OptionValueError(f"option '{key}' expects a model name such as openai:gpt-4o-mini, got {value!r}")
     return value.strip()
 
 
 def _tools(key: str, value: object) -> tuple[str, ...]:
     names = value.split("+") if isinstance(value, str) else value
     if not isinstance(names, list | tuple) or not names:
-        raise OptionValueError(
-            f"option '{key}' expects tool names joined by '+' (tools=search+fetch), got {value!r}"
-        )
+        raise OptionValueError(f"option '{key}' expects tool names joined by '+' (tools=search+fetch), got {value!r}")
     cleaned = tuple(name.strip() if isinstance(name, str) else name for name in names)
     for name in cleaned:
         if not isinstance(name, str) or not name.isidentifier():

@@ -100,8 +100,7 @@ class _Parser:
             self.fail(f"{token.raw} is empty: write <{token.value}>…</{token.value}>", token)
         if token.kind == "tag_close" and token.value == "checkpoint":
             self.fail(
-                f"stray {token.raw}: a checkpoint name is plain text on one line, as in "
-                "<checkpoint>Name</checkpoint>",
+                f"stray {token.raw}: a checkpoint name is plain text on one line, as in <checkpoint>Name</checkpoint>",
                 token,
             )
         self.fail(f"stray {token.raw}: there is no open <{token.value}>", token)
@@ -162,18 +161,14 @@ class _Parser:
         pair = f"{{% {word} %}} … {{% end{word} %}}"
         if here.kind == "slot_begin":
             self.fail(
-                f"slots cannot appear inside {pair} (v1): the block opened at {self.where(opener)} "
-                "is still open here",
+                f"slots cannot appear inside {pair} (v1): the block opened at {self.where(opener)} is still open here",
                 here,
             )
-        if here.kind == "eof" or (
-            here.kind == "tag_close" and enclosing is not None and here.value == enclosing.value
-        ):
+        if here.kind == "eof" or (here.kind == "tag_close" and enclosing is not None and here.value == enclosing.value):
             before = "" if here.kind == "eof" else f" before {here.raw}"
             self.fail(f"unclosed {{% {word} %}}: add {{% end{word} %}}{before}", opener)
         self.fail(
-            f"{here.raw} cannot appear inside {pair} (v1): the block opened at {self.where(opener)} "
-            "is still open here",
+            f"{here.raw} cannot appear inside {pair} (v1): the block opened at {self.where(opener)} is still open here",
             here,
         )
 
@@ -273,9 +268,7 @@ class _Parser:
                 self.advance()
                 continue
             if self.current.kind != "slot_end":
-                self.fail(
-                    f"expected ',' or ']]' after an option, found {self.describe(self.current)}", self.current
-                )
+                self.fail(f"expected ',' or ']]' after an option, found {self.describe(self.current)}", self.current)
         return tuple(options)
 
     def option(self) -> Option:

@@ -131,7 +131,8 @@ class Template(Protocol):
     def slots(self) -> tuple[SlotSpec, ...]: ...
     @property
     def variables(self) -> frozenset[str]:
-        """Free variables `{{ }}` reads that no slot of this template defines."""
+        """Free variables `{{ }}` reads that no slot of this template defines (before the read:
+        `{{ answer }}` above `[[answer]]` must come from the namespace, so it is listed)."""
         ...
     @property
     def warnings(self) -> tuple[TemplateWarning, ...]: ...

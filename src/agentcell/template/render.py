@@ -124,9 +124,7 @@ class SlotRenderer:
             return text.render(values)
         except Exception as exc:  # any error a user's expression raises, located for the person
             message = f"cannot render the prompt of [[{self.slot}]]: {_describe(exc)}"
-            raise TemplateRenderError(
-                _at(self.template_name, text.node.line, text.node.col, message)
-            ) from exc
+            raise TemplateRenderError(_at(self.template_name, text.node.line, text.node.col, message)) from exc
 
     def evaluate(self, expr: CompiledExpr, values: dict[str, Any]) -> object:
         try:

@@ -39,11 +39,13 @@ class CompiledTemplate:
     steps: tuple[Step, ...]
     slots: tuple[SlotSpec, ...]
     variables: frozenset[str]
-    """Free variables `{{ }}` reads that no slot of this template defines."""
+    """Names `{{ }}` reads that no *earlier* slot answers: they must come from the context."""
     warnings: tuple[TemplateWarning, ...]
     sha256: str
     uses: tuple[VariableUse, ...] = field(repr=False)
     environment: jinja2.Environment = field(repr=False)
+    assigned: frozenset[str] = field(default=frozenset(), repr=False)
+    """Names some `{% set %}` assigns (to explain why they are undefined elsewhere)."""
 
     def __repr__(self) -> str:
         slots = ", ".join(_written(spec) for spec in self.slots)
@@ -89,6 +91,11 @@ class CompiledTemplate:
                 f"'{name}' is read before the slot [[{name}]] at line {later.line} has answered it; "
                 "use it below that slot"
             )
+        elif name in self.assigned:
+            message = (
+                f"undefined variable '{name}': a {{% set %}} lasts only until the next slot or tag; "
+                "set it again here or pass it with --context"
+            )
         else:
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
             hint = (
@@ -97,9 +104,7 @@ class CompiledTemplate:
                 else "; define it in the notebook, pass it with --context, or answer it with an earlier slot"
             )
             message = f"undefined variable '{name}'{hint}"
-        raise UndefinedVariableError(
-            message, variable=name, line=line, col=col, source=self.source, name=self.name
-        )
+        raise UndefinedVariableError(message, variable=name, line=line, col=col, source=self.source, name=self.name)
 
 
 def _written(spec: SlotSpec) -> str:

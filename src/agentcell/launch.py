@@ -1,0 +1,113 @@
+"""From a cell to a ready-to-start run: everything `%%agent` decides before any model call.
+
+`build_spec` compiles the template, snapshots the namespace, picks the tools and builds the budget
+ceiling. It raises agentcell errors (turned into one-line `UsageError`s by the magic). Kept apart
+from `magics.py` so the same rules serve the background, `--wait` and terminal modes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.usage import UsageLimits
+
+from .notebook import current_cell_id, namespace_snapshot, notebook_tools
+from .template.program import Template
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchSpec:
+    """Everything a run started from a cell needs."""
+
+    template: Template
+    context: Mapping[str, Any]
+    model: str | Model | None
+    tools: tuple[Callable[..., Any], ...]
+    limits: UsageLimits
+    deps: Any = None
+    approve_writes: bool = False
+    history: tuple[ModelMessage, ...] | None = None
+    wait: bool = False
+    quiet: bool = False
+    output: str | None = None
+    key: str | None = None
+    """The front end's cell id: re-running the same cell stops its previous run."""
+    hint: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def build_spec(
+    cell: str,
+    *,
+    user_ns: Mapping[str, Any],
+    hidden: Mapping[str, Any] | None = None,
+    model: str | None = None,
+    tools: Sequence[str] | None = None,
+    context: Mapping[str, Any] | None = None,
+    deps: Any = None,
+    max_iter: int = 20,
+    max_calls: int = 20,
+    max_tokens: int = 250_000,
+    approve: str = "none",
+    history_from: tuple[ModelMessage, ...] | None = None,
+    wait: bool = False,
+    quiet: bool = False,
+    output: str | None = None,
+    shell: Any = None,
+) -> LaunchSpec:
+    """Compile and check a cell; raise `TemplateSyntaxError`/`ToolDefinitionError` before any model call."""
+    from .template import compile_template
+
+    template = compile_template(cell, name="<%%agent cell>")
+    ctx = namespace_snapshot(user_ns, hidden)
+    ctx.update(context or {})
+    template.check_context([*ctx, *(s.name for s in template.slots)])
+    return LaunchSpec(
+        template=template,
+        context=ctx,
+        model=model,
+        tools=tuple(notebook_tools(user_ns, tools)),
+        limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
+        deps=deps,
+        approve_writes=approve == "writes",
+        history=history_from,
+        wait=wait,
+        quiet=quiet,
+        output=output,
+        key=current_cell_id(shell) if shell is not None else None,
+        hint=stop_hint() if wait else "",
+    )
+
+
+def stop_hint() -> str:
+    """What to tell a `--wait` user whose kernel queues the Stop click until the cell ends."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        major, minor = (int(part) for part in version("ipykernel").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return ""
+    if (major, minor) >= (7, 4):
+        return ""
+    return "This cell waits for the run; if Stop does not react, use Kernel › Interrupt."
+
+
+def tool_schemas(user_ns: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
+    """Each exposed tool's name → description and JSON schema, exactly as the model will see them."""
+    from .engine.toolbox import build_registry
+
+    registry = build_registry(notebook_tools(user_ns, names))
+    out: dict[str, Any] = {}
+    for name, entry in registry.entries.items():
+        definition = entry.tool.tool_def
+        out[name] = {
+            "description": definition.description,
+            "parameters": definition.parameters_json_schema,
+            "readonly": entry.policy.readonly,
+            "approve": entry.policy.approve,
+        }
+    return out

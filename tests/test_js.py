@@ -1,0 +1,19 @@
+"""The widget's JS unit tests (vitest + happy-dom), run from pytest so one runner reports everything."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_vitest_suite_passes() -> None:
+    npx = shutil.which("npx")
+    assert npx is not None, "Node/npm are needed for the JS tests (scripts/setup installs the packages)"
+    assert (ROOT / "node_modules").exists(), "run `npm ci` first (scripts/setup does)"
+    proc = subprocess.run([npx, "vitest", "run", "--reporter=dot"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout
