@@ -318,6 +318,7 @@ describe("export", () => {
     Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t) => void (copied = t) } });
     const { send, $ } = mount({ status: "completed" });
     send(fullRun());
+    $(".agentcell-export-format").value = "events";
     $(".agentcell-copy").click();
     await new Promise((r) => setTimeout(r, 0));
     const data = JSON.parse(copied);
@@ -343,6 +344,69 @@ describe("export", () => {
     $(".agentcell-download").click();
     expect(urls).toHaveLength(1);
     expect(urls[0].type).toBe("application/json");
+  });
+});
+
+describe("exact export", () => {
+  const exact = {
+    openai: [{ role: "user", content: "Who leads PSYC605?" }, { role: "assistant", content: "Dr Ada" }],
+    pydantic_ai: [{ kind: "request", parts: [{ part_kind: "user-prompt", content: "Who leads PSYC605?" }] }],
+  };
+  async function copyAs(fmt, events) {
+    let copied = null;
+    Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t) => void (copied = t) } });
+    const { send, $ } = mount({ status: "completed" });
+    send(events);
+    $(".agentcell-export-format").value = fmt;
+    $(".agentcell-copy").click();
+    await new Promise((r) => setTimeout(r, 0));
+    return { copied, $ };
+  }
+  it("offers OpenAI, pydantic-ai and events formats, OpenAI first", () => {
+    const { $$ } = mount();
+    expect($$(".agentcell-export-format option").map((o) => o.value)).toEqual(["openai", "pydantic_ai", "events"]);
+  });
+  it("copies the kernel's exact OpenAI messages once the run ended", async () => {
+    const run = fullRun();
+    run[run.length - 1] = ev.done("completed", { transcript: exact });
+    const { copied } = await copyAs("openai", run);
+    expect(JSON.parse(copied)).toEqual(exact.openai);
+  });
+  it("copies the kernel's exact pydantic-ai messages once the run ended", async () => {
+    const run = fullRun();
+    run[run.length - 1] = ev.done("completed", { transcript: exact });
+    const { copied } = await copyAs("pydantic_ai", run);
+    expect(JSON.parse(copied)).toEqual(exact.pydantic_ai);
+  });
+  it("approximates OpenAI messages while running and refuses pydantic-ai until the end", async () => {
+    const running = fullRun().slice(0, 9);
+    const a = await copyAs("openai", running);
+    expect(JSON.parse(a.copied).map((m) => m.role)).toEqual(["assistant", "tool"]);
+    const b = await copyAs("pydantic_ai", running);
+    expect(b.copied).toBeNull();
+    expect(b.$(".agentcell-notice").textContent).toContain("once the run has ended");
+  });
+  it("downloads with a format-specific file name", () => {
+    URL.createObjectURL = () => "blob:fake";
+    URL.revokeObjectURL = () => {};
+    const names = [];
+    const orig = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+      names.push(this.getAttribute("download"));
+    };
+    try {
+      const { send, $ } = mount({ status: "completed" });
+      const run = fullRun();
+      run[run.length - 1] = ev.done("completed", { transcript: exact });
+      send(run);
+      for (const fmt of ["openai", "pydantic_ai", "events"]) {
+        $(".agentcell-export-format").value = fmt;
+        $(".agentcell-download").click();
+      }
+    } finally {
+      HTMLAnchorElement.prototype.click = orig;
+    }
+    expect(names).toEqual(["agentcell-run-1.openai.json", "agentcell-run-1.pydantic-ai.json", "agentcell-run-1.events.json"]);
   });
 });
 

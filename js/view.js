@@ -8,9 +8,15 @@ import { formatCost, formatCount, formatElapsed, formatJSON, statusLabel } from 
 import { h, setAttr, setText, swap, syncChildren } from "./render/dom.js";
 import { renderItem } from "./render/items.js";
 import { AnswerView } from "./render/answer.js";
-import { appendCoalesced, buildTranscript } from "./transcript.js";
+import { appendCoalesced, buildTranscript, openaiMessages } from "./transcript.js";
 
 const TICK_MS = 250;
+// [value, label, download file suffix]
+const EXPORT_FORMATS = [
+  ["openai", "OpenAI messages", "openai.json"],
+  ["pydantic_ai", "pydantic-ai messages", "pydantic-ai.json"],
+  ["events", "agentcell events", "events.json"],
+];
 
 function meterEl(cls, label) {
   const bar = h("span", { class: "agentcell-bar-fill" });
@@ -54,10 +60,15 @@ export function createView(model, el, opts = {}) {
   const meter = h("div", { class: "agentcell-meter" }, mReq.el, mTools.el, tokensEl, costEl);
 
   const teachBtn = h("button", { type: "button", class: "agentcell-btn agentcell-teach", aria: { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, title: "Teaching view" }, "Teaching view");
+  const formatSel = h(
+    "select",
+    { class: "agentcell-export-format", aria: { label: "Transcript format for Copy and Download" }, title: "Transcript format" },
+    EXPORT_FORMATS.map(([value, label]) => h("option", { value }, label)),
+  );
   const copyBtn = h("button", { type: "button", class: "agentcell-btn agentcell-copy", aria: { label: "Copy transcript JSON" }, title: "Copy the transcript as JSON" }, "Copy");
   const downloadBtn = h("button", { type: "button", class: "agentcell-btn agentcell-download", aria: { label: "Download transcript JSON" }, title: "Download the transcript as JSON" }, "Download");
   const stopBtn = h("button", { type: "button", class: "agentcell-btn agentcell-stop", aria: { label: "Stop the run" }, title: "Stop the run" }, "Stop");
-  const actions = h("div", { class: "agentcell-actions" }, teachBtn, copyBtn, downloadBtn, stopBtn);
+  const actions = h("div", { class: "agentcell-actions" }, teachBtn, formatSel, copyBtn, downloadBtn, stopBtn);
 
   const header = h(
     "div",
@@ -101,7 +112,19 @@ export function createView(model, el, opts = {}) {
     teaching = !teaching;
     schedule();
   });
-  const transcriptJSON = () => JSON.stringify(buildTranscript(state, events, { traitStatus: model.get("status") }), null, 2);
+  // The exact transcript (processing_complete.transcript, from RunResult) once the run ended; before
+  // that, OpenAI messages are approximated from the events and pydantic-ai messages are not available.
+  const exportData = (fmt) => {
+    const exact = state.extra?.transcript;
+    if (fmt === "openai") return exact?.openai ?? openaiMessages(state);
+    if (fmt === "pydantic_ai") return exact?.pydantic_ai ?? null;
+    return buildTranscript(state, events, { traitStatus: model.get("status") });
+  };
+  const transcriptJSON = (fmt = formatSel.value) => {
+    const data = exportData(fmt);
+    return data === null ? null : JSON.stringify(data, null, 2);
+  };
+  const unavailable = () => notice("pydantic-ai messages are available once the run has ended");
   let noticeTimer = null;
   const notice = (text) => {
     noticeEl.textContent = text;
@@ -111,6 +134,7 @@ export function createView(model, el, opts = {}) {
   };
   copyBtn.addEventListener("click", async () => {
     const text = transcriptJSON();
+    if (text === null) return unavailable();
     try {
       await navigator.clipboard.writeText(text);
       notice("transcript copied");
@@ -131,10 +155,13 @@ export function createView(model, el, opts = {}) {
     }
   });
   downloadBtn.addEventListener("click", () => {
+    const text = transcriptJSON();
+    if (text === null) return unavailable();
     try {
-      const blob = new Blob([transcriptJSON()], { type: "application/json" });
+      const blob = new Blob([text], { type: "application/json" });
       const url = URL.createObjectURL(blob);
-      const a = h("a", { href: url, download: `agentcell-${state.runId ?? "run"}.json`, class: "agentcell-offscreen" });
+      const suffix = EXPORT_FORMATS.find(([v]) => v === formatSel.value)?.[2] ?? "json";
+      const a = h("a", { href: url, download: `agentcell-${state.runId ?? "run"}.${suffix}`, class: "agentcell-offscreen" });
       root.append(a);
       a.click();
       a.remove();

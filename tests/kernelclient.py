@@ -44,6 +44,7 @@ class KernelSession:
         self.comms: dict[str, WidgetComm] = {}
         self.outputs: dict[str, list[Msg]] = {}
         self.replies: dict[str, tuple[float, Msg]] = {}
+        self.version: tuple[int, ...] = ()
         self._wait_kernel_info()
 
     def _wait_kernel_info(self, timeout: float = 60) -> None:

@@ -45,7 +45,7 @@ def build_spec(
     *,
     user_ns: Mapping[str, Any],
     hidden: Mapping[str, Any] | None = None,
-    model: str | None = None,
+    model: str | Model | None = None,
     tools: Sequence[str] | None = None,
     context: Mapping[str, Any] | None = None,
     deps: Any = None,

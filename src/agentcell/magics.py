@@ -79,14 +79,17 @@ class AgentMagics(Magics):
         if _running_loop() is None:
             from .terminal import run_in_terminal
 
-            self._bind(spec, run_in_terminal(spec))
+            try:
+                self._bind(spec, run_in_terminal(spec))
+            except AgentcellError as exc:
+                raise UsageError(str(exc)) from None
             return None
         if spec.wait:
             # Only reached when the input transformer is not installed (e.g. %%agent via run_cell_magic).
             raise UsageError("--wait needs `%load_ext agentcell` to have installed its input transformer")
         handle = self._launch(spec)
         if handle.widget is not None:
-            display(handle.widget)
+            handle.widget.show()
         return None
 
     async def agent_wait(self, line: str, cell: str) -> Any:
@@ -94,7 +97,7 @@ class AgentMagics(Magics):
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
         if handle.widget is not None:
-            display(handle.widget)
+            handle.widget.show()
         try:
             return await handle
         except asyncio.CancelledError:
@@ -122,7 +125,7 @@ class AgentMagics(Magics):
             cell,
             user_ns=self.ip.user_ns,
             hidden=self.ip.user_ns_hidden,
-            model=args.model or self.model,
+            model=self._model(args.model) or self.model,
             tools=args.tools,
             context=self._eval(args.context, "--context", dict) if args.context else None,
             deps=self._eval(args.deps, "--deps", object) if args.deps else None,
@@ -152,6 +155,15 @@ class AgentMagics(Magics):
         self.ip.user_ns["_agent_run"] = value
         return value
 
+    def _model(self, name: str | None) -> Any:
+        """`-m NAME` may name a notebook variable holding a pydantic-ai `Model` (e.g. a FunctionModel)."""
+        if name is None or not name.isidentifier():
+            return name
+        from pydantic_ai.models import Model
+
+        value = self.ip.user_ns.get(name)
+        return value if isinstance(value, Model) else name
+
     def _history(self, name: str | None) -> Any:
         if name is None:
             return None
@@ -163,6 +175,8 @@ class AgentMagics(Magics):
         return tuple(messages)
 
     def _eval(self, expr: str, flag: str, kind: type) -> Any:
+        if len(expr) >= 2 and expr[0] == expr[-1] and expr[0] in "\"'":
+            expr = expr[1:-1]  # IPython's argument splitter keeps the quotes around `--context "{…}"`
         try:
             value = eval(expr, self.ip.user_ns)
         except Exception as exc:  # the user's expression; report it as one line

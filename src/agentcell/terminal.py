@@ -94,7 +94,7 @@ def _short(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-async def _run(spec: LaunchSpec, printer: Printer) -> RunResult:
+async def _run(spec: LaunchSpec, printer: Printer, kept: list[RunResult]) -> RunResult:
     from .engine import start_run
 
     run = start_run(spec.template, context=spec.context, model=spec.model, tools=spec.tools, deps=spec.deps,
@@ -106,11 +106,18 @@ async def _run(spec: LaunchSpec, printer: Printer) -> RunResult:
     except asyncio.CancelledError:
         run.cancel()
         result = await run.wait()
+        kept.append(result)
         printer(ProcessingComplete(run_id=result.run_id, status=result.status, result=result))
         raise
     return await run.wait()
 
 
 def run_in_terminal(spec: LaunchSpec, *, out: TextIO | None = None) -> RunResult:
-    """Run to the end inside this call (Ctrl-C stops it), printing as it goes."""
-    return asyncio.run(_run(spec, Printer(out)))
+    """Run to the end inside this call, printing as it goes; Ctrl-C stops it and keeps the partial result."""
+    kept: list[RunResult] = []
+    try:
+        return asyncio.run(_run(spec, Printer(out), kept))
+    except KeyboardInterrupt:
+        if kept:
+            return kept[0]  # asyncio.run re-raises Ctrl-C after our cleanup; the stop is reported
+        raise

@@ -6,6 +6,16 @@ whatever the token rate. A view that opens late asks for a snapshot (`snapshot_r
 the whole run so far; once the run ends, `final` holds the complete log, so a view rendered from a
 saved notebook (no kernel) shows the transcript too.
 
+Display: `show()` (also what `display(widget)` and a cell's last expression call, through
+`_ipython_display_`) puts the widget out with a `display_id`. When the run ends, that output is
+updated in place to a bundle holding the widget view **and** a static rendering of the transcript
+(`text/html` + `text/plain`, see `static_view.py`), with provenance in the output metadata under
+`"agentcell"`. A saved notebook thus reads without a kernel: JupyterLab renders the widget from its
+saved state (the view replays `final`), nbconvert and GitHub-style renderers use the HTML.
+
+Every custom message carries `t`, the kernel's clock (seconds since the widget started), so a view
+that opens late shows the true elapsed time.
+
 Front-end messages may arrive on a kernel *subshell thread* (JupyterLab >= 4.4 sends comms over
 subshells on ipykernel 7.x), so the Stop handler only calls the thread-safe `on_stop` callback and
 everything else is marshalled onto the loop captured at `bind()`.
@@ -15,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import pathlib
+import re
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +35,10 @@ import anywidget
 import traitlets
 
 from .events import Event, ProcessingComplete, RunStarted
-from .wire import EventLog, FrontendMsg, WireEvent, append_coalesced, to_wire
+from .wire import EventLog, FrontendMsg, WireEvent, append_coalesced, jsonable, to_wire, usage_json
+
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+_SECRET_KEY = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
 
 STATIC = pathlib.Path(__file__).parent / "static"
 _FALLBACK_ESM = """
@@ -54,9 +69,18 @@ class AgentWidget(anywidget.AnyWidget):
     hint = traitlets.Unicode("").tag(sync=True)
     """A short note under the header (e.g. how to stop on older kernels)."""
 
-    def __init__(self, *, flush_interval: float = 0.04, **kwargs: Any) -> None:
+    def __init__(
+        self, *, flush_interval: float = 0.04, provenance: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.flush_interval = flush_interval
+        self.provenance: dict[str, Any] = dict(provenance or {})
+        """Extra facts for the saved output's metadata (e.g. `template_sha256`); may be set until the run ends.
+        Keys that look like credentials (key, token, secret, password, auth) are never written."""
+        self.display_id = f"agentcell-{uuid.uuid4().hex}"
+        self.shown = False
+        self.output_metadata: dict[str, Any] = {}
+        """What the output's metadata holds under `"agentcell"` once the run ended."""
         self.events_log = EventLog()
         self.messages_sent = 0
         """Custom messages sent so far (benchmarks and tests read it)."""
@@ -81,7 +105,7 @@ class AgentWidget(anywidget.AnyWidget):
 
     def apply(self, event: Event) -> None:
         """Record one event and schedule it for the browser."""
-        wire = to_wire(event, t=time.monotonic() - self._t0)
+        wire = to_wire(event, t=self._now())
         self.events_log.add(wire)
         append_coalesced(self._pending, wire)
         if isinstance(event, RunStarted):
@@ -91,8 +115,62 @@ class AgentWidget(anywidget.AnyWidget):
             with self.hold_sync():
                 self.final = self.events_log.snapshot()
                 self.status = event.status
+            self.output_metadata = self._provenance(event)
+            self._update_output()
             return
         self._schedule_flush()
+
+    # ---- display ---------------------------------------------------------------------------
+    def show(self) -> None:
+        """Display the widget as an output that is updated with a static transcript when the run ends."""
+        from IPython.display import display
+
+        data, metadata = self._bundle()
+        self.shown = True
+        display(data, raw=True, metadata=metadata, display_id=self.display_id)
+
+    def _ipython_display_(self) -> None:
+        self.show()
+
+    def _bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        bundle = self._repr_mimebundle_()
+        data: dict[str, Any] = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
+        data["text/plain"] = repr(self)
+        if not self.final:
+            return data, {}
+        from .static_view import render_html, render_text
+
+        data["text/html"] = render_html(self.final, self.output_metadata)
+        data["text/plain"] = render_text(self.final, self.output_metadata)
+        return data, {"agentcell": self.output_metadata}
+
+    def _update_output(self) -> None:
+        if not self.shown:
+            return
+        from IPython.display import update_display
+
+        data, metadata = self._bundle()
+        try:
+            update_display(data, raw=True, metadata=metadata, display_id=self.display_id)
+        except Exception as exc:  # no display publisher (plain Python): the live view already shows the end
+            self.log.debug("agentcell: could not update the output: %s", exc)
+
+    def _provenance(self, event: ProcessingComplete) -> dict[str, Any]:
+        from . import __version__
+
+        result = event.result
+        facts: dict[str, Any] = {
+            "agentcell_version": __version__,
+            "run_id": event.run_id,
+            "status": event.status,
+            "model": result.model,
+            "limits": jsonable(result.limits),
+            "usage": usage_json(result.usage),
+        }
+        for key, value in self.provenance.items():
+            if key not in facts and not _SECRET_KEY.search(str(key)):
+                facts[str(key)] = jsonable(value)
+        return facts
 
     def fail(self, message: str) -> None:
         """Show an error that escaped the run (the run itself reports its own failures as events)."""
@@ -110,7 +188,10 @@ class AgentWidget(anywidget.AnyWidget):
         batch, self._pending = self._pending, []
         self._last_flush = time.monotonic()
         self.messages_sent += 1
-        self.send({"kind": "events", "events": batch})
+        self.send({"kind": "events", "events": batch, "t": self._now()})
+
+    def _now(self) -> float:
+        return round(time.monotonic() - self._t0, 3)
 
     def _schedule_flush(self) -> None:
         if self._flush_handle is not None:
@@ -144,7 +225,7 @@ class AgentWidget(anywidget.AnyWidget):
                 # Flush first: every view then resets on the snapshot, so nothing is applied twice.
                 self.flush()
                 self.messages_sent += 1
-                self.send({"kind": "snapshot", "events": self.events_log.snapshot()})
+                self.send({"kind": "snapshot", "events": self.events_log.snapshot(), "t": self._now()})
             case "approve" if self._on_approve is not None:
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
             case _:

@@ -9,11 +9,14 @@ as one snapshot whose size grows linearly with the text.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic_core import to_jsonable_python
 
 from .events import Event, ProcessingComplete, Usage
+
+if TYPE_CHECKING:
+    from .result import RunResult
 
 WireEvent = dict[str, Any]
 """An event as sent to the browser: the dataclass fields, `kind`, and `t` (seconds since start)."""
@@ -39,10 +42,29 @@ def to_wire(event: Event, *, t: float) -> WireEvent:
             "early_termination": event.early_termination,
             "answer": jsonable(event.result.answer),
             "usage": usage_json(event.result.usage),
+            "transcript": transcript_json(event.result),
         }
     else:
         out = {f.name: jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}
     out["t"] = round(t, 3)
+    return out
+
+
+def transcript_json(result: RunResult) -> dict[str, Any]:
+    """The exact transcript for the widget's export: OpenAI messages and pydantic-ai messages.
+
+    `pydantic_ai` loads back with `ModelMessagesTypeAdapter.validate_python(...)`; `openai` is
+    `RunResult.to_openai()`. A conversion that fails leaves `None` (and the reason) rather than
+    losing the end of the run.
+    """
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    out: dict[str, Any] = {"openai": None, "pydantic_ai": None}
+    try:
+        out["pydantic_ai"] = ModelMessagesTypeAdapter.dump_python(list(result.messages), mode="json")
+        out["openai"] = result.to_openai()
+    except Exception as exc:  # a converter bug must not cost the run its final event
+        out["error"] = f"{type(exc).__name__}: {exc}"
     return out
 
 

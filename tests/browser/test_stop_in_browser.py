@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import pytest
+
 from tests.browser.lab import Lab, cell, open_notebook, run_cell, screenshot, sync_api, wait_cell_done
 
 pytestmark = pytest.mark.browser

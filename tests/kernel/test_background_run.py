@@ -7,29 +7,13 @@ message (what the Stop button sends) must cancel it, keeping the partial answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
-from tests.kernelclient import KernelSession, WidgetComm
+
+from tests.kernel.conftest import start_cell
+from tests.kernelclient import KernelSession
 
 pytestmark = pytest.mark.kernel
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelSession]:
-    session = KernelSession(extra_env={"AGENTCELL_MODEL": "offline"})
-    session.run("%load_ext agentcell")
-    yield session
-    session.close()
-
-
-def start_cell(kernel: KernelSession, code: str) -> tuple[str, WidgetComm]:
-    """Execute an %%agent cell and return its msg_id and the new widget's comm."""
-    before = {c.comm_id for c in kernel.agent_widgets()}
-    msg_id = kernel.execute(code)
-    kernel.wait_until(lambda: any(c.comm_id not in before for c in kernel.agent_widgets()), what="widget comm")
-    comm = next(c for c in kernel.agent_widgets() if c.comm_id not in before)
-    return msg_id, comm
 
 
 def test_cell_returns_before_the_run_ends(kernel: KernelSession) -> None:

@@ -207,3 +207,13 @@ def test_sha256_name_and_repr() -> None:
 def test_compiling_twice_gives_equal_programs() -> None:
     source = "<system>S</system> A {{ x }} [[a|max_iter=2, use_tools]] <checkpoint> B [[json:]]"
     assert compile_template(source).steps == compile_template(source).steps
+
+
+def test_a_name_read_before_its_slot_is_a_context_variable() -> None:
+    template = compile_template("Before: {{ answer }}\n[[answer]]\nAfter: {{ answer }} [[b]]")
+    assert template.variables == frozenset({"answer"})
+    template.check_context({"answer"})
+
+
+def test_jinja_comments_hide_slots_too() -> None:
+    assert [slot.name for slot in compile_template("{# [[hidden]] #}[[shown]]").slots] == ["shown"]

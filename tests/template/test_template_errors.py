@@ -294,6 +294,54 @@ def test_undefined_variables(source: str, names: set[str], message: str) -> None
     assert str(caught.value) == message
 
 
+def test_set_lasts_until_the_next_slot() -> None:
+    template = compile_template("{% set tone = 'dry' %}Be {{ tone }}. [[a]]\nAgain, be {{ tone }}. [[b]]")
+    with pytest.raises(UndefinedVariableError) as caught:
+        template.check_context(set())
+    assert str(caught.value) == (
+        "<cell>, line 2, column 14: undefined variable 'tone': a {% set %} lasts only until the next slot or tag; "
+        "set it again here or pass it with --context\n    Again, be {{ tone }}. [[b]]\n                 ^"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "<assistant>[[a]]</assistant>",
+            "slots cannot appear inside <assistant> … </assistant>: the tag opened at line 1, column 1",
+        ),
+        (
+            "<system><checkpoint></system>",
+            "<checkpoint> cannot appear inside <system> … </system>: the tag opened at line 1, column 1",
+        ),
+        ("<user></assistant>", "unexpected </assistant>: the <user> at line 1, column 1 is still open"),
+        (
+            "</checkpoint>",
+            "stray </checkpoint>: a checkpoint name is plain text on one line, as in <checkpoint>Name</checkpoint>",
+        ),
+        ("<system/>", "<system/> is empty: write <system>…</system>"),
+        ("</checkpoint/>", "'</checkpoint/>' is not a tag: write </checkpoint>"),
+        ("[[a|]]", "expected options after '|'"),
+        ("[[a|,b]]", "empty option: remove the extra ','"),
+        ("[[a|=b]]", "expected an option name before '='"),
+        ("[[a|'x']]", "only [[pick:…]] slots take values without a key (their choices)"),
+        ("[[a|use_tools=false, tools=x]]", "use_tools=false contradicts tools=…: drop one of them"),
+        ("[[a|max_iter=0]]", "option 'max_iter' expects a whole number of at least 1, got 0"),
+        ("[[a|model='']]", "option 'model' expects a model name such as openai:gpt-4o-mini, got ''"),
+        ("[[{{ x }}]]", "unexpected '{{ x }}' in slot: expected a name, a type or ']]'"),
+        ("[[json:{{ x }}]]", "unexpected '{{ x }}' in slot: expected a name, '|' or ']]'"),
+        ("{% endfor %}", "{% endfor %} has no matching {% for %}"),
+        ("{% extends 'base' %}", "{% extends %} is not available in a cell: a cell cannot load other templates"),
+    ],
+    ids=repr,
+)
+def test_more_messages(source: str, message: str) -> None:
+    with pytest.raises(TemplateSyntaxError) as caught:
+        compile_template(source)
+    assert caught.value.message == message
+
+
 def test_undefined_variable_error_names_the_variable() -> None:
     template = compile_template("{{ qestion }} [[a]]")
     with pytest.raises(UndefinedVariableError) as caught:

@@ -3,12 +3,21 @@
 Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
 
 * The conversation a slot sees: the `<user>`/`<assistant>` turns and the plain text since the
-  previous slot (or checkpoint), in order; consecutive plain texts form one user turn.
+  previous slot (or checkpoint), in order; consecutive plain texts form one user turn. Each turn is
+  stripped; a whitespace-only turn is dropped; a slot whose turns do not end on a user turn (e.g.
+  nothing above it) gets `Turn("user", "")` last. A guard's text is its own prompt, as for any slot;
+  the engine keeps it out of the shared conversation.
 * `<system>`: the blocks in force at a slot are the latest *group*: blocks written with no slot or
-  checkpoint between them are joined; a `<system>` after a slot or checkpoint replaces them. They
-  stay in force across checkpoints.
-* A cell with no slot gets `[[answer]]` at its end. Text (or `<system>`) that no slot follows is a
-  `TemplateWarning`, never silently dropped.
+  checkpoint between them are joined (blank line); a `<system>` after a slot or checkpoint
+  replaces them. They stay in force across checkpoints and render at each slot (so `{{ earlier }}`
+  works inside them).
+* A cell with no slot gets `[[answer]]` at its end (`SlotSpec.implicit`). Text or `<system>` that no
+  slot follows is a `TemplateWarning`, never silently dropped.
+* `required=true` (or bare `required`) is `!`; `!` with `required=false` is an error; `required`
+  cannot be a `{{ }}` value. `tools=a+b` implies `use_tools=true`. `when` is for `halt` only;
+  values without a key are `pick` choices (kept as written: `1`, `true` stay strings).
+* `{% set %}` lasts until the end of its text (the next slot or tag): each text is its own Jinja
+  template. A Jinja block (`{% if %}`, `{% for %}`, …) must close inside its text.
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""Real kernels for the magic tests: the dev venv's ipykernel (7.x) and, where set up, ipykernel 6.29.
+
+`scripts/setup` creates `.venv-k6` with ipykernel 6.29.x and agentcell, and registers it as the
+kernelspec `agentcell-k6` under `.jupyter-k6/`. Tests run once per available kernel; CI always
+has both. A missing 6.29 kernel is reported as a skip, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+from tests.kernelclient import KernelSession, WidgetComm
+
+ROOT = Path(__file__).resolve().parents[2]
+K6_DIR = ROOT / ".jupyter-k6"
+if K6_DIR.exists():
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(K6_DIR), os.environ.get("JUPYTER_PATH")]))
+
+KERNELS = ["python3", "agentcell-k6"]
+
+
+def kernel_available(name: str) -> bool:
+    try:
+        KernelSpecManager().get_kernel_spec(name)
+    except NoSuchKernel:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module", params=KERNELS)
+def kernel(request: pytest.FixtureRequest) -> Iterator[KernelSession]:
+    name = request.param
+    if not kernel_available(name):
+        pytest.skip(f"kernel {name!r} is not installed here (scripts/setup creates it)")
+    session = KernelSession(kernel_name=name, extra_env={"AGENTCELL_MODEL": "offline"})
+    session.run("%load_ext agentcell")
+    session.version = tuple(int(p) for p in session.run("import ipykernel; print(ipykernel.__version__)")
+                            .strip().split(".")[:2])
+    yield session
+    session.close()
+
+
+def start_cell(kernel: KernelSession, code: str, *, cell_id: str | None = None) -> tuple[str, WidgetComm]:
+    """Execute an %%agent cell and return its msg_id and the new widget's comm."""
+    before = {c.comm_id for c in kernel.agent_widgets()}
+    msg_id = kernel.execute(code, cell_id=cell_id)
+    kernel.wait_until(lambda: any(c.comm_id not in before for c in kernel.agent_widgets()), what="widget comm")
+    comm = next(c for c in kernel.agent_widgets() if c.comm_id not in before)
+    return msg_id, comm

@@ -1,0 +1,158 @@
+"""The magic's kernel behaviours (SPEC §6) in real kernels, on ipykernel 7.x and 6.29.
+
+Each test plays JupyterLab with jupyter_client: it sends cells with cell ids, comm messages (the
+Stop button), subshell requests, and SIGINT through the kernel manager (Kernel → Interrupt).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from tests.kernel.conftest import start_cell
+from tests.kernelclient import KernelSession
+
+pytestmark = pytest.mark.kernel
+LONG = "%%agent -o {name}\nExplain photosynthesis in detail.\n[[answer]]"
+
+
+def status(comm_state: dict[str, object]) -> object:
+    return comm_state.get("status")
+
+
+def test_stop_by_comm_message_is_fast(kernel: KernelSession) -> None:
+    _, comm = start_cell(kernel, LONG.format(name="fast"))
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
+    stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    # The notes measured 2-5 ms on an idle kernel; 100 ms is the issue's bound.
+    assert stopped - sent < 0.1, f"stop took {1000 * (stopped - sent):.1f} ms"
+
+
+def test_stop_from_another_thread_wakes_the_loop(kernel: KernelSession) -> None:
+    """With comms over subshells the Stop handler runs on a subshell thread (ipykernel 7.0-7.3).
+
+    Calling the widget's handler from a plain thread reproduces that on every version: a bare
+    `task.cancel()` from a thread would sit until the loop's next timer (seconds, ipykernel#1510).
+    """
+    _, comm = start_cell(kernel, LONG.format(name="threaded"))
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    kernel.run("import threading, time\n"
+               "_w = threaded.widget\n"
+               "_t = threading.Thread(target=lambda: (time.sleep(0.3), _w._on_frontend_msg(_w, {'kind': 'stop'}, [])))\n"
+               "_t.start()")
+    sent = time.monotonic() + 0.3
+    stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    assert stopped - sent < 0.1
+    assert kernel.run("print(threaded.status)").strip() == "stopped"
+
+
+def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
+    if kernel.version < (7, 0):
+        pytest.skip("kernel subshells exist from ipykernel 7.0")
+    reply = kernel.kc.control_channel.send(kernel.kc.session.msg("create_subshell_request", {}))
+    del reply
+    msg = kernel.kc.get_control_msg(timeout=10)
+    subshell_id = msg["content"]["subshell_id"]
+    _, comm = start_cell(kernel, LONG.format(name="sub"))
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    stop = kernel.kc.session.msg("comm_msg", {"comm_id": comm.comm_id,
+                                              "data": {"method": "custom", "content": {"kind": "stop"}}})
+    stop["header"]["subshell_id"] = subshell_id
+    sent = time.monotonic()
+    kernel.kc.shell_channel.send(stop)
+    stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    assert stopped - sent < 0.1
+
+
+def test_rerunning_a_cell_replaces_its_run(kernel: KernelSession) -> None:
+    cell_id = str(uuid.uuid4())
+    _, first = start_cell(kernel, LONG.format(name="again"), cell_id=cell_id)
+    kernel.wait_until(lambda: kernel.streamed_text(first) != "", what="first run streams")
+    _, second = start_cell(kernel, LONG.format(name="again"), cell_id=cell_id)
+    kernel.wait_until(lambda: status(first.state) == "stopped", timeout=5, what="first run stopped")
+    kernel.wait_until(lambda: kernel.streamed_text(second) != "", what="second run streams")
+    assert status(second.state) == "running"
+    kernel.send_custom(second.comm_id, {"kind": "stop"})
+    kernel.wait_until(lambda: status(second.state) == "stopped", timeout=5, what="second stopped")
+
+
+def test_agent_stop_stops_every_background_run(kernel: KernelSession) -> None:
+    _, a = start_cell(kernel, LONG.format(name="a"))
+    _, b = start_cell(kernel, LONG.format(name="b"))
+    kernel.wait_until(lambda: kernel.streamed_text(a) != "" and kernel.streamed_text(b) != "", what="both stream")
+    assert kernel.run("n = %agent stop\nprint(n)").strip() == "2"
+    kernel.wait_until(lambda: status(a.state) == status(b.state) == "stopped", timeout=5, what="both stopped")
+
+
+def test_interrupt_hook_stops_background_runs_while_idle(kernel: KernelSession) -> None:
+    kernel.run("%agent config interrupt_stops_runs=true")
+    try:
+        _, comm = start_cell(kernel, LONG.format(name="intr"))
+        kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+        kernel.pump(0.2)  # let the execute_reply arrive: the kernel is idle again
+        sent = time.monotonic()
+        kernel.km.interrupt_kernel()
+        stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+        assert stopped - sent < 0.5
+    finally:
+        kernel.run("%agent config interrupt_stops_runs=false")
+    # Without the hook, Interrupt leaves a background run alone (SPEC §6: opt-in).
+    _, comm = start_cell(kernel, LONG.format(name="intr2"))
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    kernel.pump(0.2)
+    kernel.km.interrupt_kernel()
+    kernel.pump(0.5)
+    assert status(comm.state) == "running"
+    kernel.send_custom(comm.comm_id, {"kind": "stop"})
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+
+
+def test_wait_blocks_until_the_run_ends_and_returns_its_result(kernel: KernelSession) -> None:
+    msg_id, comm = start_cell(kernel, "%%agent --wait -o w\nSay something short.\n[[answer]]")
+    t_reply = kernel.wait_until(lambda: msg_id in kernel.replies, timeout=60, what="reply")
+    assert status(comm.state) == "completed"
+    assert comm.updates and max(t for t, s in comm.updates if s.get("status") == "completed") <= t_reply
+    results = [o for o in kernel.outputs[msg_id] if o["msg_type"] == "execute_result"]
+    assert results and "completed" in results[0]["content"]["data"]["text/plain"]
+    assert kernel.run("print(w.status)").strip() == "completed"
+
+
+def test_wait_stop_button(kernel: KernelSession) -> None:
+    msg_id, comm = start_cell(kernel, "%%agent --wait -o ws\nExplain photosynthesis in detail.\n[[answer]]")
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
+    if kernel.version >= (7, 4):
+        # ipykernel 7.4 dispatches comm messages while a cell awaits (ipykernel PR #1565).
+        stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+        assert stopped - sent < 0.2
+        assert comm.state.get("hint") == ""
+    else:
+        # Older kernels queue the click until the cell ends; the widget says to use Interrupt.
+        kernel.wait_until(lambda: msg_id in kernel.replies, timeout=60, what="reply")
+        assert status(comm.state) == "completed"
+        assert "Interrupt" in str(comm.state.get("hint"))
+    kernel.wait_until(lambda: msg_id in kernel.replies, timeout=60, what="reply")
+
+
+def test_wait_interrupt_stops_the_run(kernel: KernelSession) -> None:
+    msg_id, comm = start_cell(kernel, "%%agent --wait -o wi\nExplain photosynthesis in detail.\n[[answer]]")
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    kernel.km.interrupt_kernel()
+    kernel.wait_until(lambda: msg_id in kernel.replies, timeout=10, what="reply")
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    assert kernel.replies[msg_id][1]["content"]["status"] == "error"
+    assert kernel.run("print(wi.status, bool(wi.answer))").strip() == "stopped True"
+
+
+def test_a_kernel_with_nest_asyncio_applied_still_runs_and_stops(kernel: KernelSession) -> None:
+    kernel.run("import nest_asyncio; nest_asyncio.apply()")
+    _, comm = start_cell(kernel, LONG.format(name="nested"))
+    kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
+    kernel.send_custom(comm.comm_id, {"kind": "stop"})
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    msg_id, done = start_cell(kernel, "%%agent --wait -o nested2 -m offline:fast\nHi.\n[[answer]]")
+    kernel.wait_until(lambda: msg_id in kernel.replies, timeout=30, what="reply")
+    assert status(done.state) == "completed"

@@ -1,0 +1,212 @@
+"""`%%agent` / `%agent` in a fresh in-process InteractiveShell: every option, every subcommand, every error.
+
+A plain `InteractiveShell` has no running loop between cells, exactly like terminal IPython, so
+`run_cell_magic` runs the cell to the end with a printed transcript. Inside an anyio test the
+loop is running, so the same call starts a background run, as in a kernel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+from agentcell.blocking import wait_transformer
+from agentcell.handle import RunHandle
+from agentcell.result import RunResult
+
+
+@pytest.fixture
+def ip(monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    monkeypatch.setenv("AGENTCELL_MODEL", "offline:fast")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell(config=config)
+    shell.run_line_magic("load_ext", "agentcell")
+    shell.run_cell(
+        "from agentcell import readonly, tool\n"
+        "from pydantic_ai import RunContext\n"
+        "seen = []\n"
+        "@readonly\n"
+        "def lookup(code: str) -> str:\n"
+        "    '''Look a module up by its code.'''\n"
+        "    seen.append(('lookup', code))\n"
+        "    return f'{code}: led by Ada'\n"
+        "@tool\n"
+        "def enrol(ctx: RunContext[dict], code: str) -> str:\n"
+        "    '''Enrol the current student on a module.'''\n"
+        "    seen.append(('enrol', ctx.deps, code))\n"
+        "    return 'enrolled'\n"
+        "def helper(x: int) -> int:\n"
+        "    return x\n"
+        "number = 5\n"
+    )
+    yield shell
+    shell.run_line_magic("agent", "stop")
+
+
+def agent(ip: InteractiveShell, line: str, cell: str = "Who leads PSYC605?\n[[answer|use_tools=true]]") -> Any:
+    return ip.run_cell_magic("agent", line, cell)
+
+
+def test_terminal_mode_runs_in_the_cell_and_binds_the_result(ip: InteractiveShell, capsys: Any) -> None:
+    agent(ip, "-o r -t lookup")
+    result = ip.user_ns["r"]
+    assert isinstance(result, RunResult) and result.status == "completed"
+    assert ip.user_ns["_agent_run"] is result
+    out = capsys.readouterr().out
+    assert "offline default model" in out and '→ lookup({"code": "PSYC605"})' in out
+    assert "PSYC605: led by Ada" in result.answer
+
+
+def test_tools_default_to_every_decorated_callable_never_undecorated_ones(ip: InteractiveShell) -> None:
+    schemas = ip.run_line_magic("agent", "tools")
+    assert sorted(schemas) == ["enrol", "lookup"]
+    assert schemas["lookup"] == {
+        "description": "Look a module up by its code.",
+        "parameters": {"additionalProperties": False, "properties": {"code": {"type": "string"}},
+                       "required": ["code"], "type": "object"},
+        "readonly": True, "approve": False,
+    }
+    assert "ctx" not in json.dumps(schemas["enrol"]["parameters"])  # RunContext is not in the schema
+    assert sorted(ip.run_line_magic("agent", "tools helper")) == ["helper"]  # named ones may be undecorated
+
+
+def test_context_expression_feeds_the_template(ip: InteractiveShell) -> None:
+    agent(ip, "-o r --context \"{'who': 'Grace'}\"", "Say hello to {{ who }} ({{ number }}).\n[[answer]]")
+    assert "Say hello to Grace (5)." in ip.user_ns["r"].answer
+
+
+def test_deps_reach_tools_through_run_context(ip: InteractiveShell) -> None:
+    agent(ip, "-o r -t enrol --deps \"{'student': 's1'}\"", "Enrol me on PSYC605.\n[[answer|use_tools=true]]")
+    assert ("enrol", {"student": "s1"}, "PSYC605") in ip.user_ns["seen"]
+
+
+@pytest.mark.parametrize(("line", "limits"), [
+    ("--max-iter 3", {"requests": 3, "tool_calls": 20, "output_tokens": 250_000}),
+    ("--max-calls 4 --max-tokens 999", {"requests": 20, "tool_calls": 4, "output_tokens": 999}),
+], ids=["max-iter", "max-calls-and-tokens"])
+def test_budget_flags_set_the_ceiling(ip: InteractiveShell, line: str, limits: dict[str, int]) -> None:
+    agent(ip, f"-o r {line}")
+    got = ip.user_ns["r"].limits
+    assert {"requests": got.requests, "tool_calls": got.tool_calls, "output_tokens": got.output_tokens} == limits
+
+
+def test_config_sets_defaults_and_flags_override(ip: InteractiveShell) -> None:
+    ip.run_line_magic("agent", "config max_iter=7 model=offline:fast")
+    agent(ip, "-o r")
+    assert ip.user_ns["r"].limits.requests == 7 and ip.user_ns["r"].model == "offline:fast"
+    ip.run_line_magic("config", "AgentMagics.max_calls = 9")
+    agent(ip, "-o r --max-iter 2")
+    assert (ip.user_ns["r"].limits.requests, ip.user_ns["r"].limits.tool_calls) == (2, 9)
+
+
+def test_approve_writes_asks_before_a_non_readonly_tool(ip: InteractiveShell, capsys: Any) -> None:
+    agent(ip, "-o r -t enrol --approve writes --deps {}", "Enrol me on PSYC605.\n[[answer|use_tools=true]]")
+    assert "approval needed for enrol" in capsys.readouterr().out
+    assert not any(item[0] == "enrol" for item in ip.user_ns["seen"])  # denied: the tool never ran
+
+
+def test_model_may_name_a_notebook_model_object(ip: InteractiveShell) -> None:
+    ip.run_cell(
+        "from pydantic_ai.models.function import FunctionModel\n"
+        "from pydantic_ai.messages import ModelResponse, TextPart\n"
+        "asked = []\n"
+        "async def reply(messages, info):\n"
+        "    asked.append([p.content for m in messages for p in m.parts if hasattr(p, 'content')])\n"
+        "    yield f'answer {len(asked)}'\n"
+        "scripted = FunctionModel(stream_function=reply)\n"
+    )
+    agent(ip, "-o r -m scripted", "Hi.\n[[answer]]")
+    assert ip.user_ns["r"].answer == "answer 1"
+
+
+def test_continue_sends_the_previous_transcript(ip: InteractiveShell) -> None:
+    test_model_may_name_a_notebook_model_object(ip)
+    agent(ip, "-o second -m scripted --continue r", "Second question.\n[[answer]]")
+    assert ip.user_ns["asked"][-1] == ["Hi.", "answer 1", "Second question."]
+
+
+def test_export_writes_json_and_openai_messages(ip: InteractiveShell, tmp_path: Path) -> None:
+    pytest.importorskip("anyio")
+    ip.run_cell("import asyncio")
+    # Export reads a RunHandle; start one in a loop and wait for it.
+    ip.run_cell(
+        "async def _go():\n"
+        "    get_ipython().run_cell_magic('agent', '-o h -q', 'Hi.\\n[[answer]]')\n"
+        "    await h\n"
+        "asyncio.run(_go())"
+    )
+    assert isinstance(ip.user_ns["h"], RunHandle) and ip.user_ns["h"].widget is None  # --quiet: no widget
+    full, openai = tmp_path / "run.json", tmp_path / "run.openai.json"
+    assert ip.run_line_magic("agent", f"export h {full}") == str(full)
+    ip.run_line_magic("agent", f"export h {openai}")
+    assert json.loads(full.read_text())["status"] == "completed"
+    messages = json.loads(openai.read_text())
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize(("line", "cell", "message"), [
+    ("--max-iter 0", None, "--max-iter must be a positive whole number, got 0"),
+    ("--context 5", None, "--context must evaluate to a dict, got int"),
+    ("--context 1/0", None, "--context '1/0' failed: ZeroDivisionError: division by zero"),
+    ("-t missing", None, "--tools names 'missing', which is not defined in the notebook"),
+    ("-t number", None, "--tools names 'number', which is a int, not a callable"),
+    ("--continue nope", None, "--continue 'nope': no finished run by that name (bind one with -o nope)"),
+    ("-m openai:gpt-4o-mini", None,
+     "model 'openai:gpt-4o-mini' needs the environment variable OPENAI_API_KEY; set it (e.g. with "
+     "%env OPENAI_API_KEY=…) or use --model offline"),
+    ("-m offline:warp", None, "unknown offline pace 'warp'; use 'offline', 'offline:fast' or 'offline:slow'"),
+    ("", "Hello {{ nmber }}\n[[answer]]", "did you mean 'number'?"),
+    ("", "two [[answer", "line 1"),
+], ids=["max-iter-0", "context-not-dict", "context-raises", "tool-missing", "tool-not-callable",
+        "continue-unknown", "missing-key", "bad-offline-pace", "undefined-variable", "template-syntax"])
+def test_bad_input_is_a_usage_error(ip: InteractiveShell, line: str, cell: str | None, message: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        agent(ip, line, cell or "Hi.\n[[answer]]")
+    assert message in str(exc.value)
+    assert "Traceback" not in str(exc.value)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("bogus", "unknown %agent command 'bogus'; use one of: config, tools, stop, show, export"),
+    ("config max_iter=x", "%agent config max_iter needs a whole number, got 'x'"),
+    ("config colour=red", "%agent config takes key=value with key in model, max_iter, max_calls, max_tokens, "
+                          "approve, interrupt_stops_runs; got 'colour=red'"),
+    ("config approve=always", "%agent config approve must be none or writes, got 'always'"),
+    ("show nope", "'nope' is not a run handle; start a run with %%agent -o nope"),
+    ("export nope", "usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)"),
+    ("stop a b", "usage: %agent stop [all | NAME]"),
+    ("tools missing", "--tools names 'missing', which is not defined in the notebook"),
+], ids=["unknown", "config-int", "config-key", "config-approve", "show", "export", "stop", "tools"])
+def test_bad_subcommands_are_usage_errors(ip: InteractiveShell, line: str, message: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        ip.run_line_magic("agent", line)
+    assert str(exc.value) == message
+
+
+def test_argparse_errors_are_usage_errors(ip: InteractiveShell) -> None:
+    with pytest.raises(UsageError, match="unrecognized arguments: --nope"):
+        agent(ip, "--nope")
+    with pytest.raises(UsageError, match="argument --max-iter: invalid int value: 'abc'"):
+        agent(ip, "--max-iter abc")
+    with pytest.raises(UsageError, match="argument --approve: invalid choice: 'maybe'"):
+        agent(ip, "--approve maybe")
+
+
+@pytest.mark.parametrize(("cell", "expected"), [
+    (["%%agent --wait -o r\n", "Hi [[answer]]\n"],
+     ["await get_ipython().magics_manager.registry['AgentMagics'].agent_wait('--wait -o r', 'Hi [[answer]]\\n')\n"]),
+    (["%%agent -o r\n", "Hi --wait [[answer]]\n"], None),
+    (["%%agentx --wait\n", "x\n"], None),
+    (["print('--wait')\n"], None),
+], ids=["wait", "wait-in-body-only", "other-magic", "not-a-magic"])
+def test_wait_transformer_rewrites_only_wait_cells(cell: list[str], expected: list[str] | None) -> None:
+    assert wait_transformer(cell) == (expected if expected is not None else cell)
