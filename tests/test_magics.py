@@ -210,3 +210,37 @@ def test_argparse_errors_are_usage_errors(ip: InteractiveShell) -> None:
 ], ids=["wait", "wait-in-body-only", "other-magic", "not-a-magic"])
 def test_wait_transformer_rewrites_only_wait_cells(cell: list[str], expected: list[str] | None) -> None:
     assert wait_transformer(cell) == (expected if expected is not None else cell)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_background_handle_is_awaitable_cancellable_and_readable(ip: InteractiveShell) -> None:
+    ip.run_cell_magic("agent", "-o h -q -m offline", "Explain photosynthesis.\n[[answer]]")
+    handle = ip.user_ns["h"]
+    assert isinstance(handle, RunHandle) and handle.status == "running"
+    with pytest.raises(RuntimeError, match="the run is still going"):
+        handle.result()
+    import asyncio
+
+    while not handle.answer:
+        await asyncio.sleep(0.01)
+    handle.cancel()
+    result = await handle
+    assert result.status == "stopped" and handle.status == "stopped"
+    assert handle.result() is result
+    assert handle.results == {} and handle.answer == result.partial["answer"]
+    assert ip.user_ns["_agent_run"] is handle
+
+
+@pytest.mark.anyio
+async def test_background_results_and_usage_after_completion(ip: InteractiveShell) -> None:
+    ip.run_cell_magic("agent", "-o h -q", "Who leads PSYC605?\n[[answer|use_tools=true]]")
+    result = await ip.user_ns["h"]
+    handle = ip.user_ns["h"]
+    assert result.status == "completed"
+    assert handle.results == {"answer": result.answer} and "PSYC605: led by Ada" in handle.answer
+    assert handle.usage.requests == 2 and handle.usage.tool_calls == 1

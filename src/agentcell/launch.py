@@ -65,7 +65,7 @@ def build_spec(
     template = compile_template(cell, name="<%%agent cell>")
     ctx = namespace_snapshot(user_ns, hidden)
     ctx.update(context or {})
-    template.check_context([*ctx, *(s.name for s in template.slots)])
+    template.check_context(list(ctx))
     return LaunchSpec(
         template=template,
         context=ctx,

@@ -1,0 +1,41 @@
+"""The README's magics reference and the magic's real parser agree, both ways."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentcell.magics import CONFIG_KEYS, SUBCOMMANDS, AgentMagics
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def section(title: str) -> str:
+    start = README.index(title)
+    end = README.index("\n#", start + len(title))
+    return README[start:end]
+
+
+def test_every_cell_magic_option_is_documented_and_exists() -> None:
+    table = section("### `%%agent [options]`")
+    documented = set(re.findall(r"`(--?[a-z][a-z-]*)", table))
+    parser = AgentMagics.agent.parser  # built by IPython's @magic_arguments
+    actual = {s for action in parser._actions for s in action.option_strings if s not in ("-h", "--help")}
+    assert documented == actual
+
+
+def test_every_line_magic_command_and_config_key_is_documented_and_exists() -> None:
+    table = section("### `%agent COMMAND`")
+    assert set(re.findall(r"`%agent ([a-z]+)", table)) == set(SUBCOMMANDS)
+    config_row = next(line for line in table.splitlines() if line.startswith("| `%agent config"))
+    keys = set(re.findall(r"`(\w+)`", config_row.split("|")[2]))
+    assert keys == set(CONFIG_KEYS)
+
+
+def test_the_two_setup_commands_exist() -> None:
+    setup = section("## Set-up: two commands")
+    commands = re.findall(r"^(scripts/\w+)", setup, flags=re.M)
+    assert commands == ["scripts/quickstart", "scripts/test"]
+    root = Path(__file__).resolve().parents[1]
+    for command in commands:
+        assert (root / command).stat().st_mode & 0o111, f"{command} is not executable"
