@@ -7,6 +7,7 @@ request carried (tool names, output tools, messages), so tests can assert exact 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -100,7 +101,7 @@ class Script:
         self.repeat_last = repeat_last
         self.requests: list[Request] = []
         self.model = FunctionModel(stream_function=self._stream, model_name="script")
-        self.cancelled = 0
+        self._cancelled: set[int] = set()
 
     @property
     def tools_per_request(self) -> list[list[str]]:
@@ -124,21 +125,36 @@ class Script:
         items = response(messages, info) if callable(response) else response
         finished = False
         try:
-            async for delta in _deltas(items, info, index):
+            async for delta in _deltas(items, info, index, functools.partial(self._sleep, index)):
                 yield delta
             finished = True
         finally:
-            # Cancellation reaches a stream as CancelledError or as GeneratorExit from aclose().
+            # A cancelled stream sees CancelledError (in a sleep) or GeneratorExit (closed while
+            # suspended at a yield, possibly later, by the event loop's async-generator finalizer).
             if not finished:
-                self.cancelled += 1
+                self._cancelled.add(index)
+
+    async def _sleep(self, request: int, seconds: float) -> None:
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            self._cancelled.add(request)
+            raise
+
+    @property
+    def cancelled(self) -> int:
+        """How many requests were cancelled while streaming."""
+        return len(self._cancelled)
 
 
-async def _deltas(items: Sequence[Item], info: AgentInfo, request: int) -> AsyncIterator[Any]:
+async def _deltas(
+    items: Sequence[Item], info: AgentInfo, request: int, sleep: Callable[[float], Any]
+) -> AsyncIterator[Any]:
     part = -1
     last_kind = ""
     for n, item in enumerate(items):
         if isinstance(item, Sleep):
-            await asyncio.sleep(item.seconds)
+            await sleep(item.seconds)
             continue
         if isinstance(item, Raise):
             raise item.error
@@ -226,9 +242,7 @@ class FakeTemplate:
     def check_context(self, names: Any, /) -> None:
         for variable in sorted(self.variables):
             if variable not in set(names):
-                raise UndefinedVariableError(
-                    f"undefined variable {variable!r}", variable=variable, line=1, col=1
-                )
+                raise UndefinedVariableError(f"undefined variable {variable!r}", variable=variable, line=1, col=1)
 
 
 def template(*steps: Step, variables: Sequence[str] = ()) -> FakeTemplate:
@@ -318,6 +332,16 @@ __all__ = [
     "template",
     "texts",
 ]
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 2.0) -> bool:
+    """Poll `check` until it holds (for effects the event loop finishes in the background)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
 
 
 def tasks_now() -> set[asyncio.Task[Any]]:

@@ -87,7 +87,10 @@ async def test_approve_writes_asks_for_every_tool_not_marked_readonly() -> None:
 
     script = Script([Call("read", {"path": "a"}), Call("write", {"path": "a"})], ["ok"])
     await complete_async(
-        template(slot("answer", use_tools=True)), model=script.model, tools=[read, write], approve=approve,
+        template(slot("answer", use_tools=True)),
+        model=script.model,
+        tools=[read, write],
+        approve=approve,
         approve_writes=True,
     )
     assert asked == ["write"]

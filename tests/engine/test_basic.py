@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 
 from agentcell.engine import complete, complete_async, start_run, stream
 from agentcell.errors import EventLoopRunning, UndefinedVariableError
-from agentcell.events import ProcessingComplete
+from agentcell.events import Event, ProcessingComplete
 
-from .conftest import Script, Sleep, brief, conversation, leftover_tasks, slot, tasks_now, template
+from .conftest import Call, Script, Sleep, brief, conversation, eventually, leftover_tasks, slot, tasks_now, template
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +91,7 @@ async def test_stop_mid_stream_keeps_partial_text() -> None:
     assert result.partial == {"answer": "Dr Smith"}
     assert result.results == {}
     assert seen[-2].partial == "Dr Smith"
-    assert script.cancelled == 1
+    assert await eventually(lambda: script.cancelled == 1)
 
 
 async def test_closing_the_stream_stops_the_run() -> None:
@@ -99,5 +102,30 @@ async def test_closing_the_stream_stops_the_run() -> None:
         if event.kind == "token_delta":
             break
     await gen.aclose()
-    assert script.cancelled == 1
+    assert await eventually(lambda: script.cancelled == 1)
+    assert await leftover_tasks(baseline) == []
+
+
+async def test_twenty_concurrent_runs_keep_their_own_events() -> None:
+    baseline = tasks_now()
+
+    def tool_for(n: int) -> Any:
+        async def echo(x: int) -> int:
+            """Echo."""
+            await asyncio.sleep(0.01 * (n % 3))
+            return x
+
+        return echo
+
+    async def one(n: int) -> list[Event]:
+        script = Script([Call("echo", {"x": n})], [f"run {n} ", Sleep(0.01 * (n % 4)), "done"])
+        tpl = template(slot("answer", use_tools=True))
+        return [e async for e in stream(tpl, model=script.model, tools=[tool_for(n)], run_id=f"run-{n}")]
+
+    all_events = await asyncio.gather(*(one(n) for n in range(20)))
+    for n, events in enumerate(all_events):
+        assert {e.run_id for e in events} == {f"run-{n}"}
+        assert events[-1].kind == "processing_complete" and events[-1].status == "completed"
+        assert events[-1].result.answer == f"run {n} done"
+        assert [e.result for e in events if e.kind == "tool_completed"] == [str(n)]
     assert await leftover_tasks(baseline) == []

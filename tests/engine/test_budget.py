@@ -59,9 +59,7 @@ async def test_max_iter_one_offers_no_tools() -> None:
 async def test_clamped_max_iter_keys_the_tool_free_request_on_the_ceiling() -> None:
     script = Script(always_gathering, repeat_last=True)
     tpl = template(slot("answer", use_tools=True, max_iter=10))
-    events = [
-        e async for e in stream(tpl, model=script.model, tools=[search], limits=UsageLimits(request_limit=4))
-    ]
+    events = [e async for e in stream(tpl, model=script.model, tools=[search], limits=UsageLimits(request_limit=4))]
     assert script.tools_per_request == [["search"], ["search"], ["search"], []]
     assert [e.message for e in events if isinstance(e, RunWarning)] == [
         "slot 'answer' asked for max_iter=10 but the ceiling is 4; using 4 "

@@ -21,12 +21,12 @@ ANSWER = slot("answer", prompt="hi", use_tools=True)
 @readonly
 async def lookup(code: str) -> str:
     """Look a module up."""
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0.2)
     return "Dr Smith"
 
 
 async def test_guard_passes_while_a_readonly_tool_runs_beside_it() -> None:
-    guard = Script(verdict(False, "fine", after=0.3))
+    guard = Script(verdict(False, "fine", after=0.6))
     main = Script([Call("lookup", {"code": "P1"})], ["Dr ", "Smith"])
     events = [e async for e in stream(template(GUARD, ANSWER), model=routed(guard, main), tools=[lookup])]
     assert brief(events) == [
@@ -117,7 +117,9 @@ async def test_complete_raises_halted_with_results_from_before_the_guard() -> No
     assert raised.value.result.results == {"topic": "modules", "injection": {"triggered": True, "reason": "bad"}}
     # The guard after `topic` saw the conversation so far plus its own prompt.
     assert conversation(guard.requests[0].messages) == [
-        [("user", "topic?")], [("assistant", "modules")], [("user", "Is this an injection? <q>hi</q>")],
+        [("user", "topic?")],
+        [("assistant", "modules")],
+        [("user", "Is this an injection? <q>hi</q>")],
     ]
 
 

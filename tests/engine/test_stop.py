@@ -21,6 +21,7 @@ from .conftest import (
     Script,
     Sleep,
     Think,
+    eventually,
     leftover_tasks,
     routed,
     slot,
@@ -87,7 +88,9 @@ def cases() -> dict[str, Callable[[], Case]]:
             template(slot("answer")), Script([Sleep(10), "x"]).model, _kind("slot_started")
         ),
         "mid-stream": lambda: Case(
-            template(slot("answer")), Script(["Dr ", Sleep(10), "x"]).model, _kind("token_delta"),
+            template(slot("answer")),
+            Script(["Dr ", Sleep(10), "x"]).model,
+            _kind("token_delta"),
             partial={"answer": "Dr "},
         ),
         "while thinking": lambda: Case(
@@ -97,19 +100,28 @@ def cases() -> dict[str, Callable[[], Case]]:
             template(slot("n", "int")), Script([Sleep(10), Final(1)]).model, _kind("slot_started")
         ),
         "during a sync tool": lambda: Case(
-            template(tools_slot), Script([Call("slow_sync")], ["x"]).model, _kind("tool_started"),
+            template(tools_slot),
+            Script([Call("slow_sync")], ["x"]).model,
+            _kind("tool_started"),
             tools=[slow_sync],
         ),
         "during an async tool": lambda: Case(
-            template(tools_slot), Script([Call("slow_async")], ["x"]).model, _kind("tool_started"),
+            template(tools_slot),
+            Script([Call("slow_async")], ["x"]).model,
+            _kind("tool_started"),
             tools=[slow_async],
         ),
         "during an approval wait": lambda: Case(
-            template(tools_slot), Script([Call("guarded_write")], ["x"]).model, _kind("approval_requested"),
-            tools=[guarded_write], approve=never_answers,
+            template(tools_slot),
+            Script([Call("guarded_write")], ["x"]).model,
+            _kind("approval_requested"),
+            tools=[guarded_write],
+            approve=never_answers,
         ),
         "between slots": lambda: Case(
-            template(slot("a"), slot("b")), Script(["A"], ["B"]).model, _kind("slot_completed", slot="a"),
+            template(slot("a"), slot("b")),
+            Script(["A"], ["B"]).model,
+            _kind("slot_completed", slot="a"),
             results={"a": "A"},
         ),
         "during a guard": lambda: Case(
@@ -173,18 +185,19 @@ async def test_cancelling_the_consumer_still_ends_the_run_stopped() -> None:
 async def test_cancelling_the_task_iterating_stream_stops_the_run() -> None:
     baseline = tasks_now()
     script = Script(["a", Sleep(10), "b"])
-    seen: list[Event] = []
+    streaming = asyncio.Event()
 
     async def consume() -> None:
         async for event in stream(template(slot("answer")), model=script.model):
-            seen.append(event)
+            if event.kind == "token_delta":
+                streaming.set()
 
     consumer = asyncio.create_task(consume())
-    await asyncio.sleep(0.05)
+    await streaming.wait()
     consumer.cancel()
     with pytest.raises(asyncio.CancelledError):
         await consumer
-    assert script.cancelled == 1
+    assert await eventually(lambda: script.cancelled == 1)
     assert await leftover_tasks(baseline) == []
 
 

@@ -73,7 +73,9 @@ async def test_a_repeated_round_gets_a_nudge_and_a_second_repeat_goes_tool_free(
 
 async def test_conversation_carries_answers_and_keeps_guards_out_and_checkpoints_reset() -> None:
     script = Script(
-        ["A1"], [Final(7)], ["A3"],
+        ["A1"],
+        [Final(7)],
+        ["A3"],
     )
     tpl = template(
         slot("first", prompt="Tell me a fact.", system="S"),
@@ -93,5 +95,13 @@ async def test_conversation_carries_answers_and_keeps_guards_out_and_checkpoints
     result = events[-1].result
     assert result.results == {"first": "A1", "count": 7, "again": "A3"}
     assert result.answer == "A3"
-    assert [m["role"] for m in result.to_openai()] == ["system", "user", "assistant", "user", "assistant", "tool",
-                                                      "user", "assistant"]
+    assert [m["role"] for m in result.to_openai()] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+    ]

@@ -122,13 +122,18 @@ async def test_cache_lasts_one_slot_only() -> None:
         return "r"
 
     script = Script(
-        [Call("search", {"q": "a"})], [Call("search", {"q": "a"})], ["one"],
-        [Call("search", {"q": "a"})], ["two"],
+        [Call("search", {"q": "a"})],
+        [Call("search", {"q": "a"})],
+        ["one"],
+        [Call("search", {"q": "a"})],
+        ["two"],
     )
     tpl = template(slot("a", use_tools=True), slot("b", use_tools=True))
     events = [e async for e in stream(tpl, model=script.model, tools=[search])]
     assert [(e.slot, e.was_cached) for e in events if isinstance(e, ToolCompleted)] == [
-        ("a", False), ("a", True), ("b", False),
+        ("a", False),
+        ("a", True),
+        ("b", False),
     ]
     assert runs == 2
 
@@ -151,7 +156,10 @@ async def test_deps_reach_run_context_and_stay_out_of_the_schema() -> None:
 
     script = Script(first, ["ok"])
     result = await complete_async(
-        template(slot("answer", use_tools=True)), model=script.model, tools=[whoami], deps=Deps("ada"),
+        template(slot("answer", use_tools=True)),
+        model=script.model,
+        tools=[whoami],
+        deps=Deps("ada"),
         deps_type=Deps,
     )
     assert result.answer == "ok"
@@ -193,23 +201,30 @@ async def test_timeout_becomes_an_error_string() -> None:
 
 
 async def test_calls_of_a_round_run_concurrently_unless_sequential() -> None:
+    spans: dict[str, list[tuple[float, float]]] = {"nap": [], "careful": []}
+
     async def nap(n: int) -> int:
         """Nap."""
-        await asyncio.sleep(0.3)
+        start = time.monotonic()
+        await asyncio.sleep(0.2)
+        spans["nap"].append((start, time.monotonic()))
         return n
 
     @tool(sequential=True)
     async def careful(n: int) -> int:
         """Nap carefully."""
-        await asyncio.sleep(0.3)
+        start = time.monotonic()
+        await asyncio.sleep(0.2)
+        spans["careful"].append((start, time.monotonic()))
         return n
 
-    for fn, low, high in ((nap, 0.25, 0.5), (careful, 0.55, 0.9)):
-        name = fn.__name__
-        script = Script([Call(name, {"n": 1}), Call(name, {"n": 2})], ["ok"])
-        started = time.monotonic()
+    for fn in (nap, careful):
+        script = Script([Call(fn.__name__, {"n": 1}), Call(fn.__name__, {"n": 2})], ["ok"])
         await complete_async(template(slot("answer", use_tools=True)), model=script.model, tools=[fn])
-        assert low < time.monotonic() - started < high, name
+    (a, b) = sorted(spans["nap"])
+    assert b[0] < a[1]  # overlapped
+    (c, d) = sorted(spans["careful"])
+    assert d[0] >= c[1]  # one after the other
 
 
 async def test_typed_slot_with_tools_emits_no_tokens_and_thinking_streams() -> None:

@@ -332,6 +332,7 @@ def test_set_lasts_until_the_next_slot() -> None:
         ("[[{{ x }}]]", "unexpected '{{ x }}' in slot: expected a name, a type or ']]'"),
         ("[[json:{{ x }}]]", "unexpected '{{ x }}' in slot: expected a name, '|' or ']]'"),
         ("{% endfor %}", "{% endfor %} has no matching {% for %}"),
+        ("[[bool:true]]", "slot name 'true' is a Jinja keyword, so {{ }} could not read it; choose another name"),
         ("{% extends 'base' %}", "{% extends %} is not available in a cell: a cell cannot load other templates"),
     ],
     ids=repr,

@@ -122,9 +122,7 @@ async def complete_async(
     return _checked(result, on_halt=on_halt, cause=run.exception)
 
 
-def _checked(
-    result: RunResult, *, on_halt: Literal["raise", "return"], cause: BaseException | None
-) -> RunResult:
+def _checked(result: RunResult, *, on_halt: Literal["raise", "return"], cause: BaseException | None) -> RunResult:
     message = result.error or result.status
     if result.status == "halted" and on_halt == "raise":
         raise Halted(message, result=result)

@@ -40,9 +40,7 @@ def approval_capability(state: RunState, slot: str) -> HandleDeferredToolCalls[A
     return HandleDeferredToolCalls(handler=handle)
 
 
-async def _decide(
-    state: RunState, slot: str, call_id: str, tool: str, args: dict[str, Any]
-) -> ApprovalDecision:
+async def _decide(state: RunState, slot: str, call_id: str, tool: str, args: dict[str, Any]) -> ApprovalDecision:
     request = ApprovalRequested(
         run_id=state.run_id,
         slot=slot,

@@ -31,9 +31,7 @@ def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
     return replace(
         limits,
         request_limit=limits.request_limit if limits.request_limit is not None else DEFAULT_REQUESTS,
-        tool_calls_limit=limits.tool_calls_limit
-        if limits.tool_calls_limit is not None
-        else DEFAULT_TOOL_CALLS,
+        tool_calls_limit=limits.tool_calls_limit if limits.tool_calls_limit is not None else DEFAULT_TOOL_CALLS,
         output_tokens_limit=(
             limits.output_tokens_limit if limits.output_tokens_limit is not None else DEFAULT_OUTPUT_TOKENS
         ),
@@ -62,9 +60,7 @@ class SlotBudget:
     warnings: tuple[str, ...] = ()
 
 
-def slot_budget(
-    ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_calls: int | None
-) -> SlotBudget:
+def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_calls: int | None) -> SlotBudget:
     """Clamp a slot's `max_iter`/`max_calls` to the ceiling, with a warning for each one asked too high."""
     warnings: list[str] = []
     iters = _clamp(slot, "max_iter", max_iter, ceiling.request_limit, "request_limit", warnings)

@@ -52,9 +52,7 @@ def _display(value: Any) -> str:
 class SlotCalls:
     """Per-slot call state; a second slot starts with a fresh one (nothing cached between slots)."""
 
-    def __init__(
-        self, state: RunState, slot: str, policies: Mapping[str, ToolPolicy], budget: SlotBudget
-    ) -> None:
+    def __init__(self, state: RunState, slot: str, policies: Mapping[str, ToolPolicy], budget: SlotBudget) -> None:
         self._state = state
         self._slot = slot
         self._policies = dict(policies)
@@ -207,6 +205,4 @@ class SlotToolset(WrapperToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         assert self.calls is not None
-        return await self.calls.call(
-            name, tool_args, ctx, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool)
-        )
+        return await self.calls.call(name, tool_args, ctx, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool))

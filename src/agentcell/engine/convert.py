@@ -49,16 +49,12 @@ def _request_parts(message: ModelRequest) -> list[OpenAIMessage]:
         elif isinstance(part, UserPromptPart):
             out.append({"role": "user", "content": _user_text(part.content)})
         elif isinstance(part, ToolReturnPart):
-            out.append(
-                {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()}
-            )
+            out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()})
         elif isinstance(part, RetryPromptPart):
             if part.tool_name is None:
                 out.append({"role": "user", "content": part.model_response()})
             else:
-                out.append(
-                    {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response()}
-                )
+                out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response()})
     return out
 
 

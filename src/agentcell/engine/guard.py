@@ -57,9 +57,7 @@ class Guards:
     def pending_names(self) -> frozenset[str]:
         return frozenset(guard.name for guard in self._pending)
 
-    def launch(
-        self, name: str, verdict: Coroutine[Any, Any, Verdict], results_before: Mapping[str, Any]
-    ) -> None:
+    def launch(self, name: str, verdict: Coroutine[Any, Any, Verdict], results_before: Mapping[str, Any]) -> None:
         """Start a guard beside the run; `results_before` is what a trip hands back."""
         task = asyncio.get_running_loop().create_task(verdict, name=f"agentcell-guard-{name}")
         self._pending.append(_Pending(name=name, task=task, results_before=dict(results_before)))
@@ -86,7 +84,18 @@ class Guards:
         self._pending.clear()
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        while not all(task.done() for task in tasks):
+            try:
+                await asyncio.wait(tasks)
+            except asyncio.CancelledError:
+                # A Stop that lands while the run is already ending changes nothing but must not
+                # leave guard tasks behind.
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+        for task in tasks:
+            if not task.cancelled():
+                task.exception()  # retrieved: a guard that failed after the run ended is not news
 
     def _settle(self, guard: _Pending) -> None:
         self._pending.remove(guard)

@@ -68,6 +68,7 @@ class Run:
         self._log = log
         self._result: RunResult | None = None
         self._stop_requested = False
+        self._started = False
         self._loop = asyncio.get_running_loop()
         self._task = self._loop.create_task(self._main(), name=f"agentcell-run-{self.run_id}")
 
@@ -106,8 +107,12 @@ class Run:
             self._loop.call_soon_threadsafe(self._cancel_now)
 
     def _cancel_now(self) -> None:
-        if not self._stop_requested and not self._task.done():
-            self._stop_requested = True
+        if self._stop_requested or self._task.done():
+            return
+        self._stop_requested = True
+        # A task cancelled before its first step never runs a line, so it could not report the stop;
+        # `_main` delivers an early stop itself once it has started.
+        if self._started:
             self._task.cancel()
 
     async def wait(self) -> RunResult:
@@ -124,21 +129,28 @@ class Run:
         return self._log.follow()
 
     async def _main(self) -> None:
-        self._log.append(self._started())
-        for warning in self._template.warnings:
-            self._state.warn(None, warning.message)
-        await self._executor.run()
-        self._result = self._build_result()
-        self._log.append(
-            ProcessingComplete(
-                run_id=self.run_id,
-                status=self._result.status,
-                result=self._result,
-                early_termination=self._executor.early_termination,
+        self._started = True
+        try:
+            self._log.append(self._run_started())
+            for warning in self._template.warnings:
+                self._state.warn(None, warning.message)
+            if self._stop_requested:
+                self._task.cancel()  # lands at the executor's first await, inside its handling
+            await self._executor.run()
+            self._result = self._build_result()
+        finally:
+            if self._result is None:  # a bug in the engine itself: readers must still see an ending
+                self._result = RunResult(run_id=self.run_id, status="failed", error="agentcell internal error")
+            self._log.append(
+                ProcessingComplete(
+                    run_id=self.run_id,
+                    status=self._result.status,
+                    result=self._result,
+                    early_termination=self._executor.early_termination,
+                )
             )
-        )
 
-    def _started(self) -> RunStarted:
+    def _run_started(self) -> RunStarted:
         slots = tuple(SlotInfo(name=s.name, type=s.type, required=s.required) for s in self._template.slots)
         return RunStarted(
             run_id=self.run_id,
@@ -151,9 +163,7 @@ class Run:
 
     def _build_result(self) -> RunResult:
         ex, state = self._executor, self._state
-        answers = [
-            s.slot.name for s in self._template.steps if isinstance(s, SlotStep) and s.slot.type != "halt"
-        ]
+        answers = [s.slot.name for s in self._template.steps if isinstance(s, SlotStep) and s.slot.type != "halt"]
         messages = tuple(m for name in answers for m in state.transcript.get(name, ()))
         return RunResult(
             run_id=self.run_id,
@@ -192,12 +202,10 @@ def start_run(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        raise AgentcellError(
-            "start_run() needs a running event loop; use complete() from sync code"
-        ) from None
+        raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
     compiled = _compile(template)
     context = dict(context or {})
-    compiled.check_context([*context, *(slot.name for slot in compiled.slots)])
+    compiled.check_context(list(context))
     resolved: ResolvedModel = resolve_model(model)
     rid = run_id or uuid.uuid4().hex[:12]
     log = EventLog()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
-from pydantic_ai import Agent
+from pydantic_ai import Agent, AgentRunResult
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.settings import ModelSettings
@@ -94,39 +94,11 @@ async def run_slot(
     state: RunState, spec: SlotSpec, index: int, rendered: RenderedSlot, history: Sequence[ModelMessage]
 ) -> SlotOutcome:
     """Run one slot to its value, emitting its events; raise `SlotEnded`/`GuardTrip`/`CancelledError`."""
-    emit, name = state.emit, spec.name
-    emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
-    options = rendered.options
-    budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
-    for warning in budget.warnings:
-        state.warn(name, warning)
+    name = spec.name
+    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
     stream = SlotStream(state, name, streams_text=spec.type == "text")
-    toolsets = []
-    if options.use_tools:
-        entries = state.registry.select(options.tools)
-        policies = {tool: entry.policy for tool, entry in entries.items()}
-        toolset = SlotToolset(state.registry.toolset(entries), calls=SlotCalls(state, name, policies, budget))
-        toolsets.append(toolset)
-    model = state.model.model if options.model is None else resolve_model(options.model).model
-    agent: Agent[Any, Any] = Agent(
-        model,
-        output_type=output_type(spec, options),
-        instructions=rendered.system,
-        deps_type=state.deps_type,
-        name=name,
-    )
-    prompt, past = split_turns(history, rendered.turns)
     try:
-        result = await agent.run(
-            prompt,
-            message_history=past,
-            deps=state.deps,
-            usage_limits=budget.limits,
-            toolsets=toolsets,
-            capabilities=[approval_capability(state, name)],
-            event_stream_handler=stream,
-            model_settings=_settings(options),
-        )
+        result = await _run_agent(state, spec, rendered, history, stream)
     except UsageLimitExceeded as exc:
         _fail(state, stream, name, "budget_exhausted", exhausted_message(name, exc), None)
         raise SlotEnded("budget_exhausted", exhausted_message(name, exc)) from exc
@@ -144,13 +116,48 @@ async def run_slot(
         _fail(state, stream, name, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
-        state.transcript[name] = tuple(stream.messages[len(past) :])
+        state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
     state.usage.update(name, result.usage)
     state.transcript[name] = tuple(result.new_messages())
     value = _value(spec, result.output)
     text = answer_text(value)
-    emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
-    return SlotOutcome(value=value, text=text, messages=tuple(result.new_messages()))
+    state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
+    return SlotOutcome(value=value, text=text, messages=state.transcript[name])
+
+
+async def _run_agent(
+    state: RunState, spec: SlotSpec, rendered: RenderedSlot, history: Sequence[ModelMessage], stream: SlotStream
+) -> AgentRunResult[Any]:
+    options, name = rendered.options, spec.name
+    budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
+    for warning in budget.warnings:
+        state.warn(name, warning)
+    toolsets = []
+    if options.use_tools:
+        entries = state.registry.select(options.tools)
+        policies = {tool: entry.policy for tool, entry in entries.items()}
+        calls = SlotCalls(state, name, policies, budget)
+        toolsets.append(SlotToolset(state.registry.toolset(entries), calls=calls))
+    model = state.model.model if options.model is None else resolve_model(options.model).model
+    agent: Agent[Any, Any] = Agent(
+        model,
+        output_type=output_type(spec, options),
+        instructions=rendered.system,
+        deps_type=state.deps_type,
+        name=name,
+    )
+    prompt, past = split_turns(history, rendered.turns)
+    stream.history_length = len(past)
+    return await agent.run(
+        prompt,
+        message_history=past,
+        deps=state.deps,
+        usage_limits=budget.limits,
+        toolsets=toolsets,
+        capabilities=[approval_capability(state, name)],
+        event_stream_handler=stream,
+        model_settings=_settings(options),
+    )
 
 
 def _fail(
@@ -163,6 +170,8 @@ def _fail(
     *,
     keep_partial: bool = False,
 ) -> None:
+    if stream.usage is not None:
+        state.usage.update(slot, stream.usage)  # what a failed slot spent still counts
     partial = stream.shown
     if partial:
         state.partial[slot] = partial

@@ -26,6 +26,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from pydantic_ai.usage import RunUsage
 
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
 from .state import RunState
@@ -45,9 +46,13 @@ class SlotStream:
         """Answer text shown in the current round and not retracted."""
         self.messages: list[ModelMessage] = []
         """The run's live message list (history included), kept so a stopped run keeps its transcript."""
+        self.history_length = 0
+        """How many of `messages` were history handed in, not produced by this slot."""
+        self.usage: RunUsage | None = None
+        """The run's live usage, kept so a slot that fails still reports what it spent."""
 
     async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
-        self.messages = ctx.messages
+        self.messages, self.usage = ctx.messages, ctx.usage
         self._state.usage.update(self._slot, ctx.usage)
         async for event in events:
             self._state.guards.poll()
@@ -92,16 +97,31 @@ class SlotStream:
         if self.shown and self.round == step:
             self.retract("gathering")
 
+    def new_messages(self) -> tuple[ModelMessage, ...]:
+        """The messages this slot's run added so far."""
+        return tuple(self.messages[self.history_length :])
+
     def _refused(self, call: ToolCallPart, result: ToolReturnPart, step: int) -> None:
         """A call pydantic-ai refused on validation never reaches our wrapper; show it anyway."""
-        state, ids = self._state, {"run_id": self._state.run_id, "slot": self._slot, "call_id": call.tool_call_id}
         try:
             args = call.args_as_dict()
         except ValueError:
             args = {"_raw": call.args_as_json_str()}
         text = f"invalid arguments: {result.model_response_str()}"
-        state.emit(ToolStarted(**ids, tool_name=call.tool_name, args=args, round=step))
-        state.emit(ToolCompleted(**ids, tool_name=call.tool_name, ok=False, result=text, error=text, round=step))
+        run_id, slot, call_id, tool = self._state.run_id, self._slot, call.tool_call_id, call.tool_name
+        self._state.emit(ToolStarted(run_id=run_id, slot=slot, call_id=call_id, tool_name=tool, args=args, round=step))
+        self._state.emit(
+            ToolCompleted(
+                run_id=run_id,
+                slot=slot,
+                call_id=call_id,
+                tool_name=tool,
+                ok=False,
+                result=text,
+                error=text,
+                round=step,
+            )
+        )
 
     def retract(self, reason: RetractReason) -> None:
         """Withdraw the text shown this round (a consumer that drew it drops it)."""
@@ -109,7 +129,5 @@ class SlotStream:
             return
         text, self.shown = self.shown, ""
         self._state.emit(
-            SlotRetracted(
-                run_id=self._state.run_id, slot=self._slot, reason=reason, text=text, round=self.round
-            )
+            SlotRetracted(run_id=self._state.run_id, slot=self._slot, reason=reason, text=text, round=self.round)
         )

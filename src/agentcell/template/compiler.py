@@ -34,12 +34,6 @@ from .render import Choice, DynamicOption, SlotRenderer, TurnSource
 from .source import Source
 from .template import CompiledTemplate, VariableUse
 
-_EXAMPLES = {
-    "max_iter": "max_iter=3", "max_calls": "max_calls=5", "tools": "tools=search+fetch",
-    "model": "model=openai:gpt-4o-mini", "temperature": "temperature=0.2", "max_tokens": "max_tokens=500",
-    "when": "when=false",
-}  # fmt: skip
-
 
 def compile_document(document: Document, source: Source) -> CompiledTemplate:
     """Check `document` and build its program; raise `TemplateSyntaxError` at the first problem."""
@@ -155,6 +149,12 @@ class _Compiler:
         slot_type = opts.resolve_type(node.type or "text")
         if slot_type is None:
             self.fail(opts.unknown_type_message(node.type or ""), node.type_line, node.type_col)
+        if node.name in opts.RESERVED_NAMES:
+            self.fail(
+                f"slot name '{node.name}' is a Jinja keyword, so {{{{ }}}} could not read it; choose another name",
+                node.line,
+                node.col,
+            )
         name = node.name or self.auto_name(slot_type)
         if name in self.slots:
             first = self.slots[name]
@@ -260,7 +260,7 @@ class _Compiler:
         if slot_type == "pick":
             return None
         if bare in opts.OPTION_KEYS:
-            self.fail(f"option '{bare}' needs a value, e.g. {_EXAMPLES[bare]}", option.line, option.col)
+            self.fail(f"option '{bare}' needs a value, e.g. {opts.EXAMPLES[bare]}", option.line, option.col)
         if bare is not None:
             self.fail(opts.unknown_option_message(bare), option.line, option.col)
         self.fail("only [[pick:…]] slots take values without a key (their choices)", option.line, option.col)

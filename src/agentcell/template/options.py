@@ -30,6 +30,17 @@ FLAGS = frozenset({"use_tools", "required", "thinking"})
 """Options that may be written bare (`[[x|use_tools]]`), meaning `=true`."""
 THINKING_LEVELS = ("minimal", "low", "medium", "high", "xhigh", "max")
 
+# Slot names `{{ }}` could not read back: Jinja takes them as literals or operators.
+RESERVED_NAMES = frozenset(
+    {"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None"}
+)
+# How each option is written, for "needs a value" errors.
+EXAMPLES = {
+    "max_iter": "max_iter=3", "max_calls": "max_calls=5", "tools": "tools=search+fetch",
+    "model": "model=openai:gpt-4o-mini", "temperature": "temperature=0.2", "max_tokens": "max_tokens=500",
+    "when": "when=false",
+}  # fmt: skip
+
 _INT = re.compile(r"[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 assert set(SLOT_TYPES) == set(get_args(SlotType))
