@@ -378,6 +378,18 @@ describe("exact export", () => {
     const { copied } = await copyAs("pydantic_ai", run);
     expect(JSON.parse(copied)).toEqual(exact.pydantic_ai);
   });
+  it("a live view picks the exact transcript up from the final trait (not from the live batch)", async () => {
+    let copied = null;
+    Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t) => void (copied = t) } });
+    const { model, send, $ } = mount();
+    const run = fullRun();
+    send(run); // live: processing_complete without transcript
+    model.set("final", [...run.slice(0, -1), { ...run[run.length - 1], transcript: exact }]);
+    $(".agentcell-export-format").value = "pydantic_ai";
+    $(".agentcell-copy").click();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(JSON.parse(copied)).toEqual(exact.pydantic_ai);
+  });
   it("approximates OpenAI messages while running and refuses pydantic-ai until the end", async () => {
     const running = fullRun().slice(0, 9);
     const a = await copyAs("openai", running);

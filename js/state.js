@@ -385,7 +385,8 @@ const HANDLERS = {
     slot.status = "completed";
     slot.value = ev.value;
     slot.hasValue = true;
-    slot.finalText = typeof ev.text === "string" ? ev.text : null;
+    // wire.py omits `text` when it equals a string `value` (a text answer is not sent twice).
+    slot.finalText = typeof ev.text === "string" ? ev.text : typeof ev.value === "string" ? ev.value : null;
     slot.answerV++;
     touch(slot);
   },

@@ -78,6 +78,11 @@ describe("reducer", () => {
     expect(displayStatus("running", s)).toBe("halted");
   });
 
+  it("takes a text answer from slot_completed.value when wire.py omitted the duplicate text", () => {
+    const s = replay([ev.runStarted(), ev.slotStarted(), ev.token("Hel"), { ...ev.slotCompleted("Hello, world", undefined), text: undefined }]);
+    expect(slotAnswer(s.slots.get("answer"))).toBe("Hello, world");
+  });
+
   it("keeps unknown processing_complete fields (a future exact transcript) for export", () => {
     const s = replay([ev.runStarted(), ev.done("completed", { messages: [{ role: "user", content: "q" }] })]);
     expect(s.extra.messages).toEqual([{ role: "user", content: "q" }]);

@@ -219,12 +219,18 @@ export function createView(model, el, opts = {}) {
   }
   function loadFinal() {
     const final = model.get("final");
-    if (Array.isArray(final) && final.length > 0 && !state.ended) {
+    if (!Array.isArray(final) || final.length === 0) return false;
+    if (!state.ended) {
       reset();
       apply(final);
       return true;
     }
-    return false;
+    // Live views already have every event; the final trait adds the exact transcript for export.
+    const last = final[final.length - 1];
+    if (last && last.kind === "processing_complete" && last.run_id === state.runId && last.transcript) {
+      state.extra.transcript = last.transcript;
+    }
+    return true;
   }
   const onFinal = () => {
     loadFinal();

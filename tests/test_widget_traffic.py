@@ -46,7 +46,6 @@ def test_processing_complete_carries_answer_and_usage_not_the_result_object() ->
         "kind": "processing_complete", "run_id": "r1", "slot": None, "status": "stopped",
         "early_termination": False, "answer": None,
         "usage": {"requests": 1, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": None},
-        "transcript": {"openai": [], "pydantic_ai": []},
         "t": 1.0,
     }
 

@@ -41,8 +41,12 @@ _RETRACT_LABEL = {
 }
 
 # Scoped to the rendering; JupyterLab's theme variables with neutral fallbacks. Renderers that strip
-# <style> (GitHub, sanitizers) still get readable semantic HTML.
+# <style> (GitHub, sanitizers) still get readable semantic HTML. The first rule hides the widget
+# output just before this one when it holds no rendered view (JupyterLab without a kernel shows
+# "Loading widget..." there; nbconvert without the widget CDNs shows nothing).
 _CSS = """
+.jp-OutputArea-child:has(+ .jp-OutputArea-child .agentcell-static[data-status]:not([data-status="running"])):not(
+ :has(.agentcell)){display:none}
 .agentcell-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
  color:var(--jp-ui-font-color1,#1f1f1f);border:1px solid var(--jp-border-color2,#d0d0d0);
  border-radius:6px;padding:8px 12px;max-width:100%;overflow-wrap:anywhere}
@@ -149,8 +153,9 @@ def _replay(events: Iterable[WireEvent]) -> _Run:
                 if text:
                     slot.items(r).append({"type": "narration", "text": text, "reason": str(ev.get("reason", ""))})
         elif kind == "tool_started":
-            item = {"type": "tool", "name": str(ev.get("tool_name", "?")), "args": ev.get("args"),
-                    "status": "running"}
+            item: dict[str, Any] | None = {"type": "tool", "name": str(ev.get("tool_name", "?")),
+                                           "args": ev.get("args"), "status": "running"}
+            assert item is not None
             tools[str(ev.get("call_id"))] = item
             run.add(name, item, rnd)
         elif kind == "tool_completed":
@@ -182,7 +187,8 @@ def _replay(events: Iterable[WireEvent]) -> _Run:
             run.add(name, {"type": "note", "text": f"checkpoint {ev.get('name') or ''}".strip()})
         elif kind == "slot_completed" and slot is not None:
             slot.status, slot.value, slot.has_value = "completed", ev.get("value"), True
-            slot.final_text = ev.get("text") if isinstance(ev.get("text"), str) else None
+            final = ev.get("text", ev.get("value"))  # wire.py drops `text` when it equals a str value
+            slot.final_text = final if isinstance(final, str) else None
         elif kind == "slot_failed" and slot is not None:
             slot.status, slot.error = str(ev.get("status", "failed")), ev.get("error")
             if ev.get("partial") and not slot.answer():
@@ -212,18 +218,19 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _pre(text: str, summary: str | None = None, *, open_: bool = False) -> str:
+def _pre(text: str, label: str | None = None) -> str:
+    """Preformatted text under an optional label; long text collapsed behind its label."""
     body = f"<pre>{_e(text)}</pre>"
-    if summary is None and len(text) <= LONG:
-        return body
-    label = summary or "show"
-    if len(text) > LONG:
-        label += f" ({len(text):,} chars)"
-    return f"<details{' open' if open_ else ''}><summary>{_e(label)}</summary>{body}</details>"
+    if len(text) <= LONG:
+        return body if label is None else f'<div class="ac-muted">{_e(label)}</div>{body}'
+    return f"<details><summary>{_e(label or 'show')} ({len(text):,} chars)</summary>{body}</details>"
 
 
 def _usage_text(usage: Mapping[str, Any]) -> str:
-    parts = [f"{usage.get('requests', 0)} requests", f"{usage.get('tool_calls', 0)} tool calls",
+    def n(count: Any, noun: str) -> str:
+        return f"{count} {noun}" + ("" if count == 1 else "s")
+
+    parts = [n(usage.get("requests", 0), "request"), n(usage.get("tool_calls", 0), "tool call"),
              f"tokens {usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out"]
     if isinstance(usage.get("cost"), int | float):
         parts.append(f"${usage['cost']:.4f}")
@@ -240,7 +247,7 @@ def _item_html(item: Mapping[str, Any]) -> str:
         return f'<div class="ac-narration"><em>{_e(label)}</em><br>{_e(item["text"])}</div>'
     if kind == "tool":
         status = item.get("status", "running")
-        head = [f"🔧 <strong><code>{_e(item['name'])}</code></strong>"]
+        head = [f"tool <strong><code>{_e(item['name'])}</code></strong>"]
         if status == "error":
             head.append('<span class="ac-error">error</span>')
         elif status == "running":
@@ -251,7 +258,7 @@ def _item_html(item: Mapping[str, Any]) -> str:
             head.append(f"{item['ms']:.0f} ms" if item["ms"] >= 1 else "&lt;1 ms")
         out = [f'<div class="ac-tool"><div>{" · ".join(head)}</div>']
         if item.get("args") not in (None, {}):
-            out.append(_pre(_json(item["args"]), "arguments" if len(_json(item["args"])) > LONG else None))
+            out.append(_pre(_json(item["args"]), "arguments"))
         if item.get("error"):
             out.append(f'<div class="ac-error">{_e(item["error"])}</div>')
         if status != "running" and (item.get("result") or status == "ok"):

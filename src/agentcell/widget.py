@@ -7,11 +7,13 @@ the whole run so far; once the run ends, `final` holds the complete log, so a vi
 saved notebook (no kernel) shows the transcript too.
 
 Display: `show()` (also what `display(widget)` and a cell's last expression call, through
-`_ipython_display_`) puts the widget out with a `display_id`. When the run ends, that output is
-updated in place to a bundle holding the widget view **and** a static rendering of the transcript
-(`text/html` + `text/plain`, see `static_view.py`), with provenance in the output metadata under
-`"agentcell"`. A saved notebook thus reads without a kernel: JupyterLab renders the widget from its
-saved state (the view replays `final`), nbconvert and GitHub-style renderers use the HTML.
+`_ipython_display_`) puts out two adjacent outputs: the widget view, and a static twin (an empty
+placeholder) that is updated in place when the run ends with the transcript as escaped HTML +
+plain text (`static_view.py`) and provenance under `"agentcell"` in its metadata. JupyterLab cannot
+render a widget without a kernel (jupyterlab_widgets 3.0 restores saved widget state only through a
+kernel; it shows "Loading widget..." forever) and prefers the widget view over any fallback in the
+same bundle, hence a separate output. CSS decides which of the two shows: the widget's stylesheet
+hides the static twin next to a rendered view; the twin's own `<style>` hides an unrendered view.
 
 Every custom message carries `t`, the kernel's clock (seconds since the widget started), so a view
 that opens late shows the true elapsed time.
@@ -35,7 +37,16 @@ import anywidget
 import traitlets
 
 from .events import Event, ProcessingComplete, RunStarted
-from .wire import EventLog, FrontendMsg, WireEvent, append_coalesced, jsonable, to_wire, usage_json
+from .wire import (
+    EventLog,
+    FrontendMsg,
+    WireEvent,
+    append_coalesced,
+    jsonable,
+    to_wire,
+    transcript_json,
+    usage_json,
+)
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 _SECRET_KEY = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
@@ -65,12 +76,13 @@ class AgentWidget(anywidget.AnyWidget):
     status = traitlets.Unicode("idle").tag(sync=True)
     """idle | running | completed | stopped | halted | budget_exhausted | failed"""
     final = traitlets.List(traitlets.Dict()).tag(sync=True)
-    """The complete event log once the run ended; empty while it runs."""
+    """The complete event log once the run ended (its last event, `processing_complete`, also carries
+    `transcript: {"openai": [...], "pydantic_ai": [...]}` for exact exports); empty while it runs."""
     hint = traitlets.Unicode("").tag(sync=True)
     """A short note under the header (e.g. how to stop on older kernels)."""
 
     def __init__(
-        self, *, flush_interval: float = 0.04, provenance: dict[str, Any] | None = None, **kwargs: Any
+        self, *, flush_interval: float = 0.05, provenance: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.flush_interval = flush_interval
@@ -78,6 +90,7 @@ class AgentWidget(anywidget.AnyWidget):
         """Extra facts for the saved output's metadata (e.g. `template_sha256`); may be set until the run ends.
         Keys that look like credentials (key, token, secret, password, auth) are never written."""
         self.display_id = f"agentcell-{uuid.uuid4().hex}"
+        self.static_display_id = f"{self.display_id}-static"
         self.shown = False
         self.output_metadata: dict[str, Any] = {}
         """What the output's metadata holds under `"agentcell"` once the run ended."""
@@ -112,9 +125,13 @@ class AgentWidget(anywidget.AnyWidget):
             self.status = "running"
         if isinstance(event, ProcessingComplete):
             self.flush()
-            with self.hold_sync():
-                self.final = self.events_log.snapshot()
-                self.status = event.status
+            # Status first: the first transcript dump builds pydantic-ai's message schema (~0.2 s once
+            # per kernel), which must not delay the end a Stop click is waiting for.
+            self.status = event.status
+            final = self.events_log.snapshot()
+            # The exact transcript travels once, in the final trait only (not in the live batch).
+            final[-1] = {**final[-1], "transcript": transcript_json(event.result)}
+            self.final = final
             self.output_metadata = self._provenance(event)
             self._update_output()
             return
@@ -122,26 +139,38 @@ class AgentWidget(anywidget.AnyWidget):
 
     # ---- display ---------------------------------------------------------------------------
     def show(self) -> None:
-        """Display the widget as an output that is updated with a static transcript when the run ends."""
+        """Display the live view, then the output that receives the static transcript when the run ends.
+
+        Two adjacent outputs: the widget view (`display_id`), and the static rendering
+        (`static_display_id`, empty until the run ends, then updated in place with HTML + text and
+        the provenance metadata). Where the widget renders, its CSS hides the static twin; where it
+        cannot (no kernel, no widget state, nbconvert offline, GitHub), the static twin shows and its
+        own CSS hides the widget's "Loading widget…" placeholder.
+        """
         from IPython.display import display
 
-        data, metadata = self._bundle()
         self.shown = True
-        display(data, raw=True, metadata=metadata, display_id=self.display_id)
+        display(self._widget_bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
+        data, metadata = self.static_bundle()
+        display(data, raw=True, metadata=metadata, display_id=self.static_display_id)  # type: ignore[no-untyped-call]
 
     def _ipython_display_(self) -> None:
         self.show()
 
-    def _bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _widget_bundle(self) -> dict[str, Any]:
         bundle = self._repr_mimebundle_()
         data: dict[str, Any] = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        data["text/plain"] = repr(self)
+        data["text/plain"] = "[agentcell live view]"
+        return data
+
+    def static_bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The static output's data and metadata: a placeholder while running, the transcript after."""
         if not self.final:
-            return data, {}
+            return {"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""}, {}
         from .static_view import render_html, render_text
 
-        data["text/html"] = render_html(self.final, self.output_metadata)
-        data["text/plain"] = render_text(self.final, self.output_metadata)
+        data = {"text/html": render_html(self.final, self.output_metadata),
+                "text/plain": render_text(self.final, self.output_metadata)}
         return data, {"agentcell": self.output_metadata}
 
     def _update_output(self) -> None:
@@ -149,9 +178,10 @@ class AgentWidget(anywidget.AnyWidget):
             return
         from IPython.display import update_display
 
-        data, metadata = self._bundle()
+        data, metadata = self.static_bundle()
         try:
-            update_display(data, raw=True, metadata=metadata, display_id=self.display_id)
+            update_display(  # type: ignore[no-untyped-call]
+                data, raw=True, metadata=metadata, display_id=self.static_display_id)
         except Exception as exc:  # no display publisher (plain Python): the live view already shows the end
             self.log.debug("agentcell: could not update the output: %s", exc)
 

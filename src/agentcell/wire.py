@@ -42,10 +42,11 @@ def to_wire(event: Event, *, t: float) -> WireEvent:
             "early_termination": event.early_termination,
             "answer": jsonable(event.result.answer),
             "usage": usage_json(event.result.usage),
-            "transcript": transcript_json(event.result),
         }
     else:
         out = {f.name: jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}
+        if out["kind"] == "slot_completed" and isinstance(out.get("value"), str) and out.get("text") == out["value"]:
+            del out["text"]  # a text answer: `value` is the text; don't send it twice
     out["t"] = round(t, 3)
     return out
 

@@ -1,0 +1,211 @@
+"""The saved-notebook rendering: escaped static HTML + text, the final output bundle, provenance."""
+
+from __future__ import annotations
+
+import asyncio
+import html.parser
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
+
+import agentcell
+from agentcell import readonly, stream
+from agentcell.events import Limits, ProcessingComplete, RunStarted, TokenDelta, Usage
+from agentcell.result import RunResult
+from agentcell.static_view import render_html, render_text
+from agentcell.widget import WIDGET_VIEW_MIME, AgentWidget
+from agentcell.wire import WireEvent, to_wire
+
+XSS = [
+    "<script>window.__pwned=1</script>",
+    "<img src=x onerror=alert(1)>",
+    '"><svg onload=alert(1)>',
+    "<a href=\"javascript:alert(1)\">x</a>",
+    "<style>body{display:none}</style>",
+    "<iframe src=//evil.example></iframe>",
+    "</pre><script>alert(1)</script>",
+    "</details><b onmouseover=alert(1)>x</b>",
+    "<div style=\"background:url(javascript:alert(1))\">",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+]
+
+
+async def _stream_fn(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+    done = any(isinstance(p, ToolReturnPart) for m in messages if isinstance(m, ModelRequest) for p in m.parts)
+    if not done:
+        yield {99: DeltaThinkingPart(content="Thinking " + XSS[0])}
+        yield "Let me look that up " + XSS[1]
+        yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"code": XSS[2]}), tool_call_id="c1")}
+        return
+    for word in ["## Result\n\n", "**Dr Ada** ", "leads ", XSS[3], "\n\n", XSS[4]]:
+        yield word
+
+
+@readonly
+def lookup(code: str) -> str:
+    """Look up a course."""
+    return f"{code} is led by Dr Ada {XSS[5]} {XSS[6]} {XSS[7]}"
+
+
+async def _run_events() -> tuple[list[WireEvent], RunResult]:
+    events: list[WireEvent] = []
+    result: RunResult | None = None
+    async for ev in stream("Who leads PSYC605? [[answer|use_tools=true]]",
+                           model=FunctionModel(stream_function=_stream_fn), tools=[lookup]):
+        events.append(to_wire(ev, t=0.5))
+        if isinstance(ev, ProcessingComplete):
+            result = ev.result
+    assert result is not None
+    return events, result
+
+
+@pytest.fixture(scope="module")
+def run_events() -> tuple[list[WireEvent], RunResult]:
+    return asyncio.run(_run_events())
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: list[tuple[str, str | None]] = []
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attrs += attrs
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+
+def _parse(markup: str) -> _Tags:
+    parser = _Tags()
+    parser.feed(markup)
+    return parser
+
+
+def test_static_html_shows_every_part_of_the_run(run_events: tuple[list[WireEvent], RunResult]) -> None:
+    events, _ = run_events
+    kinds = {e["kind"] for e in events}
+    assert {"thinking_delta", "slot_retracted", "tool_started", "tool_completed", "token_delta"} <= kinds
+    parsed = _parse(render_html(events))
+    assert "lookup" in parsed.text
+    assert "Thinking" in parsed.text  # thinking, in a <details>
+    assert "Let me look that up" in parsed.text  # the retracted narration
+    assert "narration" in parsed.text
+    assert "is led by Dr Ada" in parsed.text  # the tool result
+    assert "**Dr Ada** leads" in parsed.text  # the answer (escaped, not rendered)
+    assert "done" in parsed.text and "2 requests" in parsed.text
+
+
+def test_static_html_escapes_every_payload(run_events: tuple[list[WireEvent], RunResult]) -> None:
+    events, _ = run_events
+    warning = {"kind": "run_warning", "run_id": events[0]["run_id"], "slot": None, "message": XSS[8], "t": 1}
+    failed = {"kind": "slot_failed", "run_id": events[0]["run_id"], "slot": XSS[9], "status": "failed",
+              "error": XSS[0], "partial": XSS[1], "t": 1}
+    markup = render_html([*events, warning, failed], {"model": XSS[2]})
+    parsed = _parse(markup)
+    # Only our own tags, and no attribute that could run or load anything.
+    assert parsed.tags <= {"div", "style", "strong", "code", "details", "summary", "pre", "em", "br", "p", "span"}
+    for name, value in parsed.attrs:
+        assert name in ("class", "data-status", "data-slot", "open"), name
+        assert value is None or "javascript" not in value.lower()
+    assert markup.count("<style>") == 1  # ours, not the model's
+    for payload in XSS[:9]:
+        assert payload in parsed.text, payload  # shown as text, intact
+
+
+def test_plain_text_fallback(run_events: tuple[list[WireEvent], RunResult]) -> None:
+    text = render_text(run_events[0])
+    assert "tool lookup(" in text and "is led by Dr Ada" in text
+    assert "**Dr Ada** leads" in text
+    assert text.startswith("%%agent · function")
+
+
+class _Display:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any], dict[str, Any], str]] = []
+
+    def display(self, data: dict[str, Any], *, raw: bool, display_id: str, metadata: dict[str, Any] | None = None) -> None:
+        assert raw
+        self.calls.append(("display", data, metadata or {}, display_id))
+
+    def update_display(self, data: dict[str, Any], *, raw: bool, metadata: dict[str, Any], display_id: str) -> None:
+        assert raw
+        self.calls.append(("update", data, metadata, display_id))
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> _Display:
+    import IPython.display
+
+    fake = _Display()
+    monkeypatch.setattr(IPython.display, "display", fake.display)
+    monkeypatch.setattr(IPython.display, "update_display", fake.update_display)
+    return fake
+
+
+def test_show_puts_out_the_view_and_a_static_twin_updated_with_provenance(
+    shown: _Display, run_events: tuple[list[WireEvent], RunResult]
+) -> None:
+    _, result = run_events
+    w = AgentWidget(provenance={"template_sha256": "ab" * 32, "api_key": "sk-secret", "auth_token": "t0k"})
+    w.show()
+    (k1, view, md1, id1), (k2, twin, md2, id2) = shown.calls
+    assert (k1, id1, k2, id2) == ("display", w.display_id, "display", w.static_display_id)
+    assert view[WIDGET_VIEW_MIME]["model_id"] == w.model_id and "text/html" not in view
+    assert md1 == md2 == {} and WIDGET_VIEW_MIME not in twin
+    assert 'data-status="running"' in twin["text/html"] and twin["text/plain"] == ""
+    w.apply(RunStarted(run_id=result.run_id, model=result.model))
+    w.apply(TokenDelta(run_id=result.run_id, slot="answer", text="<b>hi</b>"))
+    w.apply(ProcessingComplete(run_id=result.run_id, status="completed", result=result))
+    assert len(shown.calls) == 3  # the view itself is never re-sent (no re-render, no flash)
+    kind, data, metadata, display_id = shown.calls[-1]
+    assert (kind, display_id) == ("update", w.static_display_id)
+    assert WIDGET_VIEW_MIME not in data
+    assert "&lt;b&gt;hi&lt;/b&gt;" in data["text/html"] and "<b>hi</b>" not in data["text/html"]
+    assert "<b>hi</b>" in data["text/plain"]
+    facts = metadata["agentcell"]
+    assert facts["template_sha256"] == "ab" * 32
+    assert facts["model"] == "function::_stream_fn"
+    assert facts["agentcell_version"] == agentcell.__version__
+    assert facts["limits"] == {"requests": 20, "tool_calls": 20, "output_tokens": 250_000}
+    assert facts["usage"]["requests"] == 2 and facts["status"] == "completed"
+    dumped = json.dumps(metadata)
+    assert "sk-secret" not in dumped and "t0k" not in dumped
+
+
+def test_ipython_display_goes_through_show(shown: _Display) -> None:
+    w = AgentWidget()
+    w._ipython_display_()
+    assert [c[3] for c in shown.calls] == [w.display_id, w.static_display_id] and w.shown
+
+
+def test_not_shown_means_no_update(shown: _Display) -> None:
+    w = AgentWidget()
+    result = RunResult(run_id="r", status="stopped", usage=Usage(requests=1), limits=Limits())
+    w.apply(ProcessingComplete(run_id="r", status="stopped", result=result))
+    assert shown.calls == []
+    assert w.output_metadata["status"] == "stopped"
+
+
+def test_final_trait_carries_the_exact_transcript(
+    shown: _Display, run_events: tuple[list[WireEvent], RunResult]
+) -> None:
+    events, result = run_events
+    assert "transcript" not in events[-1]  # not in the live batch: it travels once, in `final`
+    w = AgentWidget()
+    w.apply(RunStarted(run_id=result.run_id, model=result.model))
+    w.apply(ProcessingComplete(run_id=result.run_id, status="completed", result=result))
+    final = w.final[-1]
+    assert final["kind"] == "processing_complete"
+    assert final["transcript"]["openai"] == result.to_openai()
+    messages = ModelMessagesTypeAdapter.validate_python(final["transcript"]["pydantic_ai"])
+    assert len(messages) == len(result.messages) >= 4
+    assert json.loads(result.to_json())["messages"] == final["transcript"]["pydantic_ai"]
+    assert "transcript" not in w.events_log.snapshot()[-1]
