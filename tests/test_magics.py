@@ -244,3 +244,15 @@ async def test_background_results_and_usage_after_completion(ip: InteractiveShel
     assert result.status == "completed"
     assert handle.results == {"answer": result.answer} and "PSYC605: led by Ada" in handle.answer
     assert handle.usage.requests == 2 and handle.usage.tool_calls == 1
+
+
+@pytest.mark.anyio
+async def test_widget_records_template_provenance(ip: InteractiveShell) -> None:
+    from agentcell.template import compile_template
+
+    cell = "Who leads PSYC605?\n[[answer]]"
+    ip.run_cell_magic("agent", "-o h -m offline:fast", cell)
+    handle = ip.user_ns["h"]
+    await handle
+    assert handle.widget.output_metadata["template_sha256"] == compile_template(cell).sha256
+    assert handle.widget.output_metadata["status"] == "completed"

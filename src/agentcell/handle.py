@@ -181,7 +181,8 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None) -> RunHandl
     model configuration errors.
     """
     loop = asyncio.get_running_loop()
-    view = None if spec.quiet else AgentWidget(hint=spec.hint)
+    provenance = {"template_sha256": spec.template.sha256, "template_name": spec.template.name}
+    view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance)
     approvals = WidgetApprovals(loop) if view is not None else None
     run = start_run(
         spec.template,
