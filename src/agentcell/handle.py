@@ -1,7 +1,8 @@
 """A run started from a notebook: the task on the kernel's loop, its widget, and the handle users hold.
 
-`start_run` is the one place agentcell touches the kernel's loop: `loop.create_task(...)`, with a
-strong reference kept in a `RunRegistry` (re-running a cell stops that cell's previous run).
+`launch` is where a notebook run meets the kernel's loop: the engine's `start_run` creates the run's
+task there, `launch` adds the task that feeds the widget, and a `RunRegistry` keeps strong
+references to both (re-running a cell stops that cell's previous run).
 `RunHandle.cancel()` is thread-safe (`loop.call_soon_threadsafe`) because a Stop click can arrive on
 a kernel subshell thread. `await handle` in a later cell gives the `RunResult`.
 """
