@@ -27,6 +27,7 @@ from collections import Counter
 from typing import NoReturn, assert_never
 
 from . import options as opts
+from .analysis import Analyzer
 from .jinja import CompiledExpr, CompiledText, compile_expr, compile_text, make_environment
 from .nodes import Checkpoint, Const, Document, Dynamic, Message, Option, Slot, System, Text
 from .program import CheckpointStep, SlotSpec, SlotStep, SlotType, Step, TemplateWarning
@@ -44,6 +45,7 @@ class _Compiler:
     def __init__(self, source: Source) -> None:
         self.source = source
         self.env = make_environment()
+        self.analyzer = Analyzer(self.env)
         self.steps: list[Step] = []
         self.slots: dict[str, SlotSpec] = {}
         self.auto_counts: Counter[str] = Counter()
@@ -92,7 +94,7 @@ class _Compiler:
         )
 
     def text(self, node: Text) -> CompiledText:
-        compiled = compile_text(node, self.env, self.source)
+        compiled = compile_text(node, self.env, self.source, self.analyzer)
         self.assigned |= compiled.assigned
         return compiled
 

@@ -1,9 +1,13 @@
 """Jinja, confined to text and option values: compile them, find their free variables, map errors back.
 
 Each `Text` node is its own small Jinja template and each `{{ expr }}` option value its own
-expression, compiled when the cell compiles (so every Jinja syntax error is found before a model is
+expression, checked when the cell compiles (so every Jinja syntax error is found before a model is
 called) and rendered only when their slot is reached. Jinja never sees a slot or a tag, and what it
 renders is a value that nothing parses again.
+
+A text is checked the cheap way (`analysis`) when that is exact, else the full way (parse,
+generate and compile its Python, as rendering needs). Its Python is compiled once, at the first
+render, unless the full way already did.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from jinja2 import meta
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .analysis import Analyzer
 from .nodes import Dynamic, Text, TextPart
 from .source import Source
 
@@ -40,17 +45,30 @@ class CompiledText:
     node: Text
     literal: str | None
     """The text itself when it holds no Jinja (rendered without Jinja at all)."""
-    template: jinja2.Template | None = field(default=None, repr=False)
+    environment: jinja2.Environment | None = field(default=None, repr=False)
+    """What renders it; `None` for a literal."""
     variables: frozenset[str] = frozenset()
     """Names it reads that it does not set itself."""
     assigned: frozenset[str] = frozenset()
     """Names its `{% set %}`s assign (they last only until the end of this text)."""
+    compiled: list[jinja2.Template] = field(default_factory=list, repr=False)
+    """Its compiled template once there is one (compiled at the first render, then kept)."""
+
+    @property
+    def template(self) -> jinja2.Template | None:
+        """The compiled Jinja template (`None` for a literal), compiled on first use."""
+        if self.environment is None:
+            return None
+        if not self.compiled:
+            self.compiled.append(_compile_tree(self.environment.parse(self.node.source), self.environment)[0])
+        return self.compiled[0]
 
     def render(self, context: Mapping[str, Any]) -> str:
         """The text for `context`; Jinja's exceptions propagate (the renderer locates them)."""
-        if self.template is None:
+        template = self.template
+        if template is None:
             return self.literal or ""
-        return self.template.render(context)
+        return template.render(context)
 
     @property
     def has_content(self) -> bool:
@@ -70,11 +88,14 @@ class CompiledExpr:
     variables: frozenset[str]
 
 
-def compile_text(text: Text, env: jinja2.Environment, source: Source) -> CompiledText:
-    """Compile `text`; raise `TemplateSyntaxError` located in the cell for any Jinja error."""
+def compile_text(text: Text, env: jinja2.Environment, source: Source, analyzer: Analyzer) -> CompiledText:
+    """Check `text`; raise `TemplateSyntaxError` located in the cell for any Jinja error."""
     if all(part.kind in ("data", "comment") for part in text.parts):
         literal = "".join(part.source for part in text.parts if part.kind == "data")
         return CompiledText(text, _normalize_newlines(literal))
+    variables = analyzer.variables(text)
+    if variables is not None:
+        return CompiledText(text, None, env, variables)
     try:
         tree = env.parse(text.source)
         template, variables = _compile_tree(tree, env)
@@ -85,11 +106,12 @@ def compile_text(text: Text, env: jinja2.Environment, source: Source) -> Compile
         # SyntaxError: Python's own limits on the generated code ("too many statically nested blocks").
         first = next(part for part in text.parts if part.kind not in ("data", "comment"))
         source.fail("Jinja here is nested too deeply to compile", first.line, first.col)
-    return CompiledText(text, None, template, variables, _assigned(tree))
+    setting = any(part.kind == "block" and "set" in part.source for part in text.parts)
+    return CompiledText(text, None, env, variables, _assigned(tree) if setting else frozenset(), [template])
 
 
 def _assigned(tree: jinja2.nodes.Template) -> frozenset[str]:
-    """The names `{% set %}` statements in `tree` assign."""
+    """The names `{% set %}` statements in `tree` assign (only a block with "set" in it can)."""
     names: set[str] = set()
     for node in tree.find_all((jinja2.nodes.Assign, jinja2.nodes.AssignBlock)):
         if isinstance(node, jinja2.nodes.Assign | jinja2.nodes.AssignBlock):

@@ -85,7 +85,8 @@ class _Lexer:
                 pos = start + 1
                 continue
             if start > data_start:
-                yield Token("data", text[data_start:start], text[data_start:start], data_start)
+                data = text[data_start:start]
+                yield Token("data", data, data, data_start)
             if match is None:
                 break
             if special == "[[":
@@ -151,17 +152,20 @@ class _Lexer:
             end = text.find("#}", start + 2)
             if end < 0:
                 self.source.fail_at("unclosed Jinja comment: '{#' has no matching '#}'", start)
-            return Token("comment", text[start : end + 2], text[start : end + 2], start)
+            region = text[start : end + 2]
+            return Token("comment", region, region, start)
         if opener == "{%":
             raw = _RAW_BEGIN.match(text, start)
             if raw is not None:
                 close = _RAW_END.search(text, raw.end())
                 if close is None:
                     self.source.fail_at("unclosed {% raw %}: no matching {% endraw %}", start)
-                return Token("raw", text[start : close.end()], text[start : close.end()], start)
+                region = text[start : close.end()]
+                return Token("raw", region, region, start)
         end = self.jinja_end(start, "}}" if opener == "{{" else "%}")
         kind: TokenKind = "variable" if opener == "{{" else "block"
-        return Token(kind, text[start:end], text[start:end], start)
+        region = text[start:end]
+        return Token(kind, region, region, start)
 
     def jinja_end(self, start: int, closer: str) -> int:
         """The offset just past the `}}`/`%}` that closes the region opened at `start`."""
@@ -214,7 +218,8 @@ class _Lexer:
                 continue
             if text.startswith("{{", pos):
                 end = self.jinja_end(pos, "}}")
-                yield Token("expr", text[pos:end], text[pos:end], pos)
+                region = text[pos:end]
+                yield Token("expr", region, region, pos)
                 pos = end
                 continue
             char = text[pos]

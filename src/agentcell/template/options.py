@@ -44,6 +44,7 @@ EXAMPLES = {
 _INT = re.compile(r"[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 assert set(SLOT_TYPES) == set(get_args(SlotType))
+_TYPES: dict[str, SlotType] = {**{known: known for known in SLOT_TYPES}, **TYPE_ALIASES}
 
 
 class OptionValueError(ValueError):
@@ -52,9 +53,7 @@ class OptionValueError(ValueError):
 
 def resolve_type(written: str) -> SlotType | None:
     """The slot type `written` names (aliases resolved), or `None` if it names none."""
-    if written in TYPE_ALIASES:
-        return TYPE_ALIASES[written]
-    return next((known for known in SLOT_TYPES if known == written), None)
+    return _TYPES.get(written)
 
 
 def suggest(word: str, known: Iterable[str], *, synonyms: dict[str, str] | None = None) -> str:

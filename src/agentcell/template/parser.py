@@ -108,7 +108,7 @@ class _Parser:
     # -- text and Jinja blocks ------------------------------------------------------------------
     def text(self, enclosing: Token | None) -> Text:
         """Text up to the next slot, tag or end; `enclosing` is the tag whose body this is."""
-        line, col = self.source.position(self.current.pos)
+        start = self.current.pos
         parts: list[TextPart] = []
         data: list[Token] = []  # adjacent data tokens become one part (joined once: no quadratic +=)
         blocks: list[tuple[str, Token]] = []
@@ -124,11 +124,13 @@ class _Parser:
         self.flush_data(data, parts)
         if blocks:
             self.open_block_ends(blocks[-1], enclosing)
+        line, col = (parts[0].line, parts[0].col) if parts else self.source.position(start)
         return Text(tuple(parts), line, col)
 
     def flush_data(self, data: list[Token], parts: list[TextPart]) -> None:
         if data:
-            parts.append(self.part("data", "".join(token.raw for token in data), data[0].pos))
+            raw = data[0].raw if len(data) == 1 else "".join(token.raw for token in data)
+            parts.append(self.part("data", raw, data[0].pos))
             data.clear()
 
     def part(self, kind: TokenKind, raw: str, pos: int) -> TextPart:

@@ -30,9 +30,8 @@ class Source:
 
     def position(self, offset: int) -> tuple[int, int]:
         """The 1-based (line, column) of `offset`."""
-        index = bisect_right(self._starts, offset) - 1
         # An offset at the very end of a text ending in a newline is on the (empty) line after it.
-        index = min(index, len(self._starts) - 1)
+        index = bisect_right(self._starts, offset) - 1  # at most len - 1: bisect never passes the end
         return index + 1, offset - self._starts[index] + 1
 
     def fail(self, message: str, line: int, col: int) -> NoReturn:

@@ -1,0 +1,122 @@
+"""The cheap way to check a text's Jinja and find the names it reads, used when it is provably exact.
+
+Checking a text the full way (`jinja.compile_text`) parses it whole, generates its Python and
+compiles that: most of a large cell's compile time. Most texts need much less. A text is cut into
+its top-level *chunks*, each `{{ }}` and each outermost `{% if %}`/`{% for %}`/… block, and each
+distinct chunk is parsed once per cell (a cell that repeats `{{ question }}` parses it once). The
+answer stands only when it equals what the full way would find:
+
+* no chunk can declare a name another one reads, and nothing can fail later, when Python compiles
+  the generated code: there is no `{% set %}`, `{% macro %}`, `{% block %}`, `{% break %}`, …
+  (only the words in `_OPENERS` and `_INNER`), and no tree is deeper than `MAX_DEPTH`;
+* the text's Jinja source is its regions side by side (no data that Jinja would read as a region);
+* every chunk parses, and every filter and test it names exists (Jinja checks those when it
+  generates code, and so does `meta.find_undeclared_variables` for the chunks with blocks).
+
+Otherwise the answer is `None`, and the caller takes the full way, which raises the exact error.
+Either way the Python code is generated at the first render, not here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jinja2
+import jinja2.nodes
+from jinja2 import meta
+
+from .nodes import Text
+
+MAX_DEPTH = 24
+"""Deeper syntax trees take the full way (it reports "nested too deeply" and deep recursion)."""
+
+_OPENERS = frozenset({"if", "for", "with", "filter", "call", "autoescape"})
+_INNER = frozenset({"elif", "else"})
+_WORD = re.compile(r"\{%[-+]?\s*(\w*)")
+_UNKNOWN = object()
+
+
+class Analyzer:
+    """Answers for the texts of one cell, with a cache of the chunks seen so far."""
+
+    def __init__(self, env: jinja2.Environment) -> None:
+        self.env = env
+        # Names an expression reads that are not the context's: Jinja's globals, and `self`.
+        self.not_free = frozenset(env.globals) | {"self"}
+        self.chunks: dict[str, frozenset[str] | None] = {}
+
+    def variables(self, text: Text) -> frozenset[str] | None:
+        """The names `text` reads from its context, or `None` when only the full way can tell."""
+        chunks = _chunks(text)
+        if chunks is None:
+            return None
+        names: set[str] = set()
+        for chunk in chunks:
+            found = self.chunks.get(chunk, _UNKNOWN)
+            if found is _UNKNOWN:
+                found = self.chunks[chunk] = self.chunk(chunk)
+            if found is None:
+                return None
+            names.update(found)  # type: ignore[arg-type]  # not _UNKNOWN any more
+        return frozenset(names)
+
+    def chunk(self, source: str) -> frozenset[str] | None:
+        try:
+            tree = self.env.parse(source)
+            read = self.walk(tree)
+            if read is None:
+                return None
+            if source.startswith("{%"):
+                return frozenset(meta.find_undeclared_variables(tree))
+            return frozenset(read) - self.not_free
+        except (jinja2.TemplateError, RecursionError, SyntaxError, MemoryError):
+            return None
+
+    def walk(self, tree: jinja2.nodes.Template) -> set[str] | None:
+        """Every name `tree` mentions; `None` if it is too deep or names an unknown filter or test."""
+        names: set[str] = set()
+        filters, tests = self.env.filters, self.env.tests
+        stack: list[tuple[jinja2.nodes.Node, int]] = [(tree, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                return None
+            if isinstance(node, jinja2.nodes.Name):
+                names.add(node.name)
+            elif isinstance(node, jinja2.nodes.Filter | jinja2.nodes.Test) and node.name not in (
+                filters if isinstance(node, jinja2.nodes.Filter) else tests
+            ):
+                return None
+            stack.extend((child, depth + 1) for child in node.iter_child_nodes())
+        return names
+
+
+def _chunks(text: Text) -> list[str] | None:
+    """The top-level `{{ }}` regions and outermost blocks of `text`; `None` if it cannot be cut."""
+    chunks: list[str] = []
+    parts, last = text.parts, len(text.parts) - 1
+    open_words: list[str] = []
+    start = 0
+    for index, part in enumerate(parts):
+        kind, source = part.kind, part.source
+        if kind == "data":
+            # Data next to a region reads as more Jinja when `<!-- -->` was cut between them.
+            if "{{" in source or "{%" in source or "{#" in source or (index < last and source.endswith("{")):
+                return None
+        elif kind == "variable" and not open_words:
+            chunks.append(source)
+        elif kind == "block":
+            match = _WORD.match(source)
+            word = match.group(1) if match else ""
+            if word in _OPENERS:
+                start = start if open_words else index
+                open_words.append(word)
+            elif word in _INNER and open_words:
+                continue
+            elif open_words and word == "end" + open_words[-1]:
+                open_words.pop()
+                if not open_words:
+                    chunks.append("".join(part.source for part in parts[start : index + 1]))
+            else:
+                return None
+    return None if open_words else chunks
