@@ -161,8 +161,8 @@ def test_export_writes_json_and_openai_messages(ip: InteractiveShell, tmp_path: 
     ("-t number", None, "--tools names 'number', which is a int, not a callable"),
     ("--continue nope", None, "--continue 'nope': no finished run by that name (bind one with -o nope)"),
     ("-m openai:gpt-4o-mini", None,
-     "model 'openai:gpt-4o-mini' needs the environment variable OPENAI_API_KEY; set it (e.g. with "
-     "%env OPENAI_API_KEY=…) or use --model offline"),
+     "model 'openai:gpt-4o-mini' needs the environment variable OPENAI_API_KEY; set it before starting "
+     "Jupyter, or with os.environ['OPENAI_API_KEY'] = getpass.getpass() (not %env"),
     ("-m offline:warp", None, "unknown offline pace 'warp'; use 'offline', 'offline:fast' or 'offline:slow'"),
     ("", "Hello {{ nmber }}\n[[answer]]", "did you mean 'number'?"),
     ("", "two [[answer", "line 1"),

@@ -6,6 +6,7 @@
   * TemplateRenderError          Jinja failed while a slot's prompt was rendered (e.g. `{{ 1 / 0 }}`)
   * ToolDefinitionError          a callable cannot be turned into a tool (bad signature, duplicate name)
   * ModelConfigError             a model string or provider cannot be resolved (e.g. a missing API key)
+  * ProviderError                the provider refused a request (401, 400) or kept failing after retries
   * RunError                     a run ended without completing; carries what it produced
     * Halted                     a `[[halt:…]]` guard tripped; `.result` holds only results from before it
     * BudgetExhausted            a slot hit its ceiling of requests, tool calls or tokens
@@ -84,6 +85,19 @@ class ToolDefinitionError(AgentcellError):
 
 class ModelConfigError(AgentcellError):
     """The model cannot be resolved or its provider is not configured."""
+
+
+class ProviderError(AgentcellError):
+    """The model provider refused a request, or kept failing after every retry.
+
+    The message names the status, the provider's own explanation (with any credential masked) and, for
+    a rejected key, the environment variable to check. `.status` is the HTTP status when there was one.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
 
 
 class RunError(AgentcellError):

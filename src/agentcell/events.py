@@ -7,7 +7,8 @@ Each event is a frozen value with a `kind` tag so consumers can `match` on the c
 
 Per slot: `SlotStarted`, then any of `TokenDelta`, `ThinkingDelta`, `SlotRetracted`, `ToolStarted`,
 `ToolCompleted`, `ApprovalRequested`, `ApprovalResolved`, `Retrying`, `UsageUpdated`, `RunWarning`,
-`GuardTripped`, and finally `SlotCompleted` or `SlotFailed`.
+`GuardTripped`, `RequestCompleted`, `ContextUpdated`, `CompactionStarted`, `CompactionFinished`, and
+finally `SlotCompleted` or `SlotFailed`. A resumed run yields `RunResumed` right after `RunStarted`.
 """
 
 from __future__ import annotations
@@ -279,6 +280,91 @@ class ProcessingComplete:
     kind: Literal["processing_complete"] = "processing_complete"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestCompleted:
+    """One model request finished: the journal's per-request row (usage of this request alone, latency)."""
+
+    run_id: str
+    slot: str | None
+    request: int
+    """1-based request number within the slot's agent run (compaction summaries count on their own)."""
+    usage: Usage
+    """This request only: `requests=1`, its tokens and cost (tool calls are counted in `UsageUpdated`)."""
+    latency_ms: float = 0.0
+    """From sending the request to the end of the (streamed) response."""
+    model: str = ""
+    purpose: Literal["answer", "compaction"] = "answer"
+    """`compaction`: the request that wrote a summary of older turns."""
+    ended: Literal["completed", "stopped", "failed"] = "completed"
+    """`stopped`/`failed`: the request was cut off (its tokens, if any, are not known)."""
+    kind: Literal["request_completed"] = "request_completed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextUpdated:
+    """The context gauge after a request: tokens in use against the model's window."""
+
+    run_id: str
+    slot: str | None
+    used_tokens: int
+    """Input + output tokens of the latest request as the provider reported them (estimated if it did not)."""
+    window: int
+    """The model's context window (known table, `context_window=`, or a nominal one offline)."""
+    fraction: float
+    """`used_tokens / window`, rounded to 4 places; compaction starts above its threshold."""
+    request: int = 1
+    kind: Literal["context_updated"] = "context_updated"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionStarted:
+    """The next request would pass the threshold: older turns are being summarized."""
+
+    run_id: str
+    slot: str | None
+    tokens: int
+    """Estimated tokens the request would have carried."""
+    window: int
+    threshold: float
+    messages: int
+    """How many messages the request would have carried."""
+    kind: Literal["compaction_started"] = "compaction_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionFinished:
+    """Older turns were replaced by a summary for the model (the run's record keeps them all)."""
+
+    run_id: str
+    slot: str | None
+    before: int
+    """Estimated tokens before compaction."""
+    after: int
+    """Estimated tokens after compaction."""
+    messages_before: int
+    messages_after: int
+    summarized: int
+    """How many messages the summary replaced (tool call/return pairs are never split)."""
+    summary: str
+    """The summary as the model now reads it."""
+    kind: Literal["compaction_finished"] = "compaction_finished"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResumed:
+    """A stopped run goes on (right after this segment's `RunStarted`): kept slots are not run again."""
+
+    run_id: str
+    segment: int
+    """2 for the first resume, 3 for the next…"""
+    kept: tuple[str, ...] = ()
+    """Slots whose values were kept from earlier segments."""
+    restarting: str | None = None
+    """The slot that was stopped and starts again (its finished tool rounds are kept, its partial text is not)."""
+    slot: str | None = None
+    kind: Literal["run_resumed"] = "run_resumed"
+
+
 Event: TypeAlias = (
     RunStarted
     | SlotStarted
@@ -297,5 +383,10 @@ Event: TypeAlias = (
     | SlotCompleted
     | SlotFailed
     | ProcessingComplete
+    | RequestCompleted
+    | ContextUpdated
+    | CompactionStarted
+    | CompactionFinished
+    | RunResumed
 )
 """Every event a run can yield."""

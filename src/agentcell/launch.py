@@ -37,6 +37,10 @@ class LaunchSpec:
     key: str | None = None
     """The front end's cell id: re-running the same cell stops its previous run."""
     hint: str = ""
+    record: str | None = None
+    """`--record FILE`: the cassette the run's model responses are written to (`model` records into it)."""
+    replay: str | None = None
+    """`--replay FILE`: the cassette `model` answers from."""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -54,6 +58,8 @@ def build_spec(
     max_tokens: int = 250_000,
     approve: str = "none",
     history_from: tuple[ModelMessage, ...] | None = None,
+    record: str | None = None,
+    replay: str | None = None,
     wait: bool = False,
     quiet: bool = False,
     output: str | None = None,
@@ -69,7 +75,7 @@ def build_spec(
     return LaunchSpec(
         template=template,
         context=ctx,
-        model=model,
+        model=cassette_model(model, record=record, replay=replay),
         tools=tuple(notebook_tools(user_ns, tools)),
         limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
         deps=deps,
@@ -80,7 +86,24 @@ def build_spec(
         output=output,
         key=current_cell_id(shell) if shell is not None else None,
         hint=stop_hint() if wait else "",
+        record=record,
+        replay=replay,
     )
+
+
+def cassette_model(model: str | Model | None, *, record: str | None, replay: str | None) -> str | Model | None:
+    """`model` as `--record` / `--replay` change it (`ModelConfigError` for a missing cassette or both flags)."""
+    if record is None and replay is None:
+        return model
+    from .errors import ModelConfigError
+    from .providers import cassette
+
+    if record is not None and replay is not None:
+        raise ModelConfigError("--record and --replay cannot be used together (replay a cassette, or record one)")
+    if replay is not None:
+        return cassette.replay(replay)
+    assert record is not None
+    return cassette.record(record, model)
 
 
 def stop_hint() -> str:

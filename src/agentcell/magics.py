@@ -70,6 +70,8 @@ class AgentMagics(Magics):
     @argument("--approve", choices=("none", "writes"), help="Ask before every non-readonly tool call (writes).")
     @argument("--wait", action="store_true", help="Block the cell until the run ends (Run All, nbclient).")
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
+    @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
+    @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
@@ -134,6 +136,8 @@ class AgentMagics(Magics):
             max_tokens=args.max_tokens or self.max_tokens,
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
+            record=args.record,
+            replay=args.replay,
             wait=args.wait,
             quiet=args.quiet,
             output=args.output,

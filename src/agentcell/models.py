@@ -1,7 +1,9 @@
 """Model resolution and the offline default model.
 
-`resolve_model` turns what a user wrote (`"openai:gpt-4o-mini"`, a pydantic-ai `Model`, `None`) into a
-model plus a display name that never contains a credential. `None` falls back to the
+`resolve_model` turns what a user wrote (`"openai:gpt-4o-mini"`, `"openai-compat:qwen3:8b@http://…/v1"`,
+a pydantic-ai `Model`, `None`) into a model plus a display name that never contains a credential. Every
+model that talks to a network is wrapped in `RetryingModel` (visible retries, SDK retries off, clear
+permanent errors; see `providers/retry.py`). `None` falls back to the
 `AGENTCELL_MODEL` environment variable and then to the **offline default**: a scripted pydantic-ai
 `FunctionModel` that needs no key and no network, so the quickstart notebook and workshops run
 anywhere. It behaves like a small, honest tool-calling model: it thinks out loud, calls the most
@@ -40,9 +42,14 @@ from pydantic_ai.models.function import (
     DeltaToolCalls,
     FunctionModel,
 )
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.tools import ToolDefinition
 
 from .errors import ModelConfigError
+from .providers.cassette import RecordingModel, ReplayModel
+from .providers.compat import COMPAT_KEY_VAR, COMPAT_PREFIX, openai_compatible, parse_compat, safe_url
+from .providers.retry import RetryingModel
 
 OFFLINE_NAME = "offline"
 ENV_MODEL = "AGENTCELL_MODEL"
@@ -74,11 +81,16 @@ def resolve_model(model: str | Model | None = None) -> ResolvedModel:
         ModelConfigError: the provider is unknown or its API key variable is not set.
     """
     if isinstance(model, Model):
-        return ResolvedModel(model=model, name=_display_name(model), offline=_is_offline(model))
+        return ResolvedModel(model=_with_retries(model), name=_display_name(model), offline=_is_offline(model))
     spec = (model or os.environ.get(ENV_MODEL) or OFFLINE_NAME).strip()
     if spec == OFFLINE_NAME or spec.startswith(OFFLINE_NAME + ":"):
         return _resolve_offline(spec)
-    return ResolvedModel(model=_infer(spec), name=spec)
+    if spec.startswith(COMPAT_PREFIX + ":"):
+        name, url = parse_compat(spec)
+        compat = RetryingModel(openai_compatible(name, url), key_var=COMPAT_KEY_VAR)
+        return ResolvedModel(model=compat, name=f"{COMPAT_PREFIX}:{name}@{safe_url(url)}")
+    key_var = _PROVIDER_KEYS.get(spec.partition(":")[0])
+    return ResolvedModel(model=RetryingModel(_infer(spec), key_var=key_var), name=spec)
 
 
 def offline_model(*, delay: float = 0.045) -> FunctionModel:
@@ -87,12 +99,15 @@ def offline_model(*, delay: float = 0.045) -> FunctionModel:
     return FunctionModel(script.respond, stream_function=script.stream, model_name=OFFLINE_NAME)
 
 
+OFFLINE_DELAYS = {"": 0.045, "fast": 0.0, "slow": 0.15}
+"""Seconds per streamed word of `offline`, `offline:fast` and `offline:slow`."""
+
+
 def _resolve_offline(spec: str) -> ResolvedModel:
     pace = spec.partition(":")[2]
-    delays = {"": 0.045, "fast": 0.0, "slow": 0.15}
-    if pace not in delays:
+    if pace not in OFFLINE_DELAYS:
         raise ModelConfigError(f"unknown offline pace {pace!r}; use 'offline', 'offline:fast' or 'offline:slow'")
-    return ResolvedModel(model=offline_model(delay=delays[pace]), name=spec, offline=True)
+    return ResolvedModel(model=offline_model(delay=OFFLINE_DELAYS[pace]), name=spec, offline=True)
 
 
 def _infer(spec: str) -> Model:
@@ -101,10 +116,13 @@ def _infer(spec: str) -> Model:
 
     provider = spec.partition(":")[0]
     key_var = _PROVIDER_KEYS.get(provider)
-    if key_var is not None and not os.environ.get(key_var):
+    # An `openai:` model pointed at another server with OPENAI_BASE_URL needs no key (a placeholder is sent).
+    keyless = provider == "openai" and bool(os.environ.get("OPENAI_BASE_URL"))
+    if key_var is not None and not os.environ.get(key_var) and not keyless:
         raise ModelConfigError(
-            f"model {spec!r} needs the environment variable {key_var}; set it (e.g. with %env {key_var}=…) "
-            f"or use --model offline"
+            f"model {spec!r} needs the environment variable {key_var}; set it before starting Jupyter, or "
+            f"with os.environ[{key_var!r}] = getpass.getpass() (not %env, which prints the key into the "
+            f"notebook), or use --model offline"
         )
     try:
         return infer_model(spec)
@@ -112,13 +130,32 @@ def _infer(spec: str) -> Model:
         raise ModelConfigError(f"cannot use model {spec!r}: {exc}") from None
 
 
+def _with_retries(model: Model) -> Model:
+    """Wrap a model that talks to a network in `RetryingModel` (ours and local test models are left alone)."""
+    if isinstance(model, RetryingModel | RecordingModel | ReplayModel | FunctionModel | TestModel):
+        return model
+    return RetryingModel(model, key_var=_PROVIDER_KEYS.get(getattr(model, "system", "") or ""))
+
+
 def _display_name(model: Model) -> str:
+    if isinstance(model, ReplayModel):
+        return f"replay:{model.model_name}"
+    if isinstance(model, RecordingModel):
+        return model.cassette.model
+    if isinstance(model, WrapperModel):
+        return _display_name(model.wrapped)
     system = getattr(model, "system", None) or ""
     name = model.model_name
+    if system == "openai":
+        base = getattr(model, "base_url", None)
+        if base and "api.openai.com" not in base:
+            return f"{COMPAT_PREFIX}:{name}@{safe_url(base.rstrip('/'))}"
     return name if not system or system == "function" else f"{system}:{name}"
 
 
 def _is_offline(model: Model) -> bool:
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
     return isinstance(model, FunctionModel) and model.model_name == OFFLINE_NAME
 
 

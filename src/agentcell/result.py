@@ -32,7 +32,9 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     """Totals over every model request of the run, guards included."""
     messages: tuple[ModelMessage, ...] = ()
-    """The pydantic-ai transcript of the answer slots, in run order (guards' private prompts excluded)."""
+    """The whole conversation: the `history=` the run continued (its first `history_length` messages),
+    then the answer slots' pydantic-ai messages in run order (guards' private prompts excluded). A chain
+    of `--continue` cells therefore carries the whole chain, and `to_openai()` exports all of it."""
     warnings: tuple[str, ...] = ()
     """Clamped budgets, trailing template text and other things the user should know."""
     error: str | None = None
@@ -43,6 +45,22 @@ class RunResult:
     """Display name of the model (never a credential)."""
     limits: Limits = field(default_factory=Limits)
     """The per-slot ceiling the run used."""
+    history_length: int = 0
+    """How many of `messages` are the history the run was started with."""
+    slot_messages: Mapping[str, tuple[ModelMessage, ...]] = field(default_factory=dict)
+    """Answer slot name → the messages its agent run added (a stopped slot's finished rounds too); resume uses it."""
+    segment: int = 1
+    """1 for a run that was never resumed; each `resume()` adds one."""
+
+    def __repr__(self) -> str:
+        # A `--wait` cell shows this as its value: keep it to what a person reads, not every message.
+        answer = self.answer if self.answer is not None else next(reversed(list(self.partial.values())), None)
+        shown = repr(answer) if not isinstance(answer, str) or len(answer) <= 80 else repr(answer[:77] + "...")
+        usage = self.usage
+        return (
+            f"RunResult(status={self.status!r}, answer={shown}, slots={list(self.results)}, "
+            f"requests={usage.requests}, tool_calls={usage.tool_calls}, messages={len(self.messages)})"
+        )
 
     def to_openai(self) -> list[dict[str, Any]]:
         """The transcript as an OpenAI Chat Completions `messages` list."""
@@ -63,6 +81,8 @@ class RunResult:
             "partial": dict(self.partial),
             "model": self.model,
             "limits": to_jsonable_python(self.limits),
+            "history_length": self.history_length,
+            "segment": self.segment,
             "messages": ModelMessagesTypeAdapter.dump_python(list(self.messages), mode="json"),
         }
         return json.dumps(data, ensure_ascii=False)

@@ -3,7 +3,8 @@
 One code path under every surface:
 
 * `start_run(template, *, context, model, tools, deps, deps_type, limits, approve, approve_writes,
-  history, run_id) -> Run` — checks the template, context and tools (raising before any model call),
+  history, run_id, dispatch, context_window, compaction, journal, resume_from) -> Run` — checks the
+  template, context and tools (raising before any model call),
   then starts the run as a task on the **running** loop and returns at once. The widget/magic use this:
 
   - `run.events()` — async iterator over every event from `RunStarted` to the single
@@ -11,7 +12,13 @@ One code path under every surface:
   - `run.events_so_far` — the same as a snapshot tuple;
   - `run.cancel()` — Stop; safe from any thread (uses `loop.call_soon_threadsafe`), idempotent;
   - `await run` / `await run.wait()` → `RunResult` (cancelling the *waiter* does not stop the run);
-  - `run.status` (`"running"` or the final status), `run.result`, `run.done()`, `run.exception`.
+  - `run.status` (`"running"` or the final status), `run.result`, `run.done()`, `run.exception`;
+  - `run.resume()` — after a Stop, the next segment of the same run (a new `Run`, same run id).
+
+Long runs (SPEC §3.11): every request reports `ContextUpdated` against the model's window; past
+`Compaction.threshold` older turns are summarized (`compaction=None` turns that off); every event is
+journaled to `<data dir>/agentcell/journal/<run_id>.jsonl` (`journal=False` turns that off) and
+`agentcell.journal.load(run_id)` restores a run whose process died.
 
 * `stream(...)` — the same run as an async generator of events; closing it (`aclose()`) or cancelling
   the task that iterates it stops the run, which still ends with `status="stopped"` (read it with
@@ -31,13 +38,24 @@ from pydantic_ai.usage import UsageLimits
 
 from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
 from ..events import Event
+from ..journal import JournalOption
 from ..result import RunResult
 from ..template.program import Template
+from .compaction import DEFAULT_COMPACTION, Compaction
 from .runner import Run, start_run
 from .state import NO_DEPS, ApprovalDecision, ApproveCallback
-from .toolbox import ToolLike
+from .toolbox import Dispatch, ToolLike
 
-__all__ = ["ApprovalDecision", "ApproveCallback", "Run", "complete", "complete_async", "start_run", "stream"]
+__all__ = [
+    "ApprovalDecision",
+    "ApproveCallback",
+    "Compaction",
+    "Run",
+    "complete",
+    "complete_async",
+    "start_run",
+    "stream",
+]
 
 
 async def stream(
@@ -53,6 +71,11 @@ async def stream(
     approve_writes: bool = False,
     history: Sequence[ModelMessage] | None = None,
     run_id: str | None = None,
+    dispatch: Dispatch | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
 ) -> AsyncIterator[Event]:
     """Run `template` and yield its events; leaving the loop early stops the run."""
     run = start_run(
@@ -67,6 +90,11 @@ async def stream(
         approve_writes=approve_writes,
         history=history,
         run_id=run_id,
+        dispatch=dispatch,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
     )
     try:
         async for event in run.events():
@@ -92,6 +120,11 @@ async def complete_async(
     approve_writes: bool = False,
     history: Sequence[ModelMessage] | None = None,
     run_id: str | None = None,
+    dispatch: Dispatch | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
     on_halt: Literal["raise", "return"] = "raise",
 ) -> RunResult:
     """Run `template` to the end and return its result.
@@ -113,6 +146,11 @@ async def complete_async(
         approve_writes=approve_writes,
         history=history,
         run_id=run_id,
+        dispatch=dispatch,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
     )
     try:
         result = await run.wait()
@@ -146,6 +184,11 @@ def complete(
     approve_writes: bool = False,
     history: Sequence[ModelMessage] | None = None,
     run_id: str | None = None,
+    dispatch: Dispatch | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
     on_halt: Literal["raise", "return"] = "raise",
 ) -> RunResult:
     """The synchronous `complete_async`, for scripts and terminal IPython (no running event loop)."""
@@ -171,6 +214,11 @@ def complete(
             approve_writes=approve_writes,
             history=history,
             run_id=run_id,
+            dispatch=dispatch,
+            context_window=context_window,
+            compaction=compaction,
+            journal=journal,
+            resume_from=resume_from,
             on_halt=on_halt,
         )
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
@@ -17,20 +18,40 @@ from ..events import CheckpointReached, RunStatus
 from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Template
 from .conversation import answered
 from .guard import GuardTrip, Verdict
-from .slot import run_slot
+from .slot import answer_text, resumable, run_slot
 from .state import RunState, SlotEnded
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumePoint:
+    """What a resumed segment keeps from the stopped one."""
+
+    results: Mapping[str, Any] = field(default_factory=dict)
+    """Finished slots (guards included): not run again; their answers rebuild the conversation."""
+    slot_messages: Mapping[str, tuple[ModelMessage, ...]] = field(default_factory=dict)
+    """The stopped slot's finished rounds are taken from here."""
 
 
 class Executor:
     """Runs one template once; holds the conversation and the results so far."""
 
     def __init__(
-        self, state: RunState, template: Template, context: Mapping[str, Any], history: Sequence[ModelMessage]
+        self,
+        state: RunState,
+        template: Template,
+        context: Mapping[str, Any],
+        history: Sequence[ModelMessage],
+        *,
+        resume: ResumePoint | None = None,
     ) -> None:
         self._state = state
         self._template = template
         self._context = dict(context)
+        self.history = tuple(history)
         self._conversation: list[ModelMessage] = list(history)
+        self._resume = resume
+        self._replaying = resume is not None
+        """True while walking the steps a resumed segment keeps (nothing is emitted for them)."""
         self.results: dict[str, Any] = {}
         self.status: RunStatus = "completed"
         self.error: str | None = None
@@ -66,15 +87,33 @@ class Executor:
     async def _step(self, index: int, step: CheckpointStep | SlotStep) -> None:
         if isinstance(step, CheckpointStep):
             self._conversation = []
-            self._state.emit(CheckpointReached(run_id=self._state.run_id, name=step.name))
+            if not self._replaying:
+                self._state.emit(CheckpointReached(run_id=self._state.run_id, name=step.name))
             return
         rendered = await self._render(step)
+        if self._kept(step, rendered):
+            return
         if step.slot.type == "halt":
             self._launch_guard(step, index, rendered)
             return
-        outcome = await run_slot(self._state, step.slot, index, rendered, self._conversation)
+        earlier = self._resume.slot_messages.get(step.slot.name, ()) if self._resume is not None else ()
+        outcome = await run_slot(
+            self._state, step.slot, index, rendered, self._conversation, resume=resumable(earlier)
+        )
         self.results[step.slot.name] = outcome.value
         self._conversation.extend(answered(rendered.turns, outcome.text))
+
+    def _kept(self, step: SlotStep, rendered: RenderedSlot) -> bool:
+        """On resume: a slot that finished in an earlier segment keeps its value and is not run again."""
+        name = step.slot.name
+        if not self._replaying or self._resume is None or name not in self._resume.results:
+            self._replaying = False
+            return False
+        value = self.results[name] = self._resume.results[name]
+        if step.slot.type != "halt":
+            self._state.transcript[name] = tuple(self._resume.slot_messages.get(name, ()))
+            self._conversation.extend(answered(rendered.turns, answer_text(value)))
+        return True
 
     async def _render(self, step: SlotStep) -> RenderedSlot:
         """Render with the values known now; a render that needs a pending guard's value joins it."""

@@ -16,18 +16,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 from pydantic_ai import Agent, AgentRunResult
 from pydantic_ai.exceptions import UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
-from ..events import RunStatus, SlotCompleted, SlotFailed, SlotStarted
+from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..models import resolve_model
+from ..providers.hooks import RetryNotice, request_scope
 from ..template.program import RenderedSlot, SlotOptions, SlotSpec
 from .approvals import approval_capability
 from .budget import exhausted_message, slot_budget
 from .calls import SlotCalls, SlotToolset
 from .conversation import split_turns
 from .guard import GuardTrip
+from .requests import SlotRequests
 from .state import RunState, SlotEnded
 from .streaming import SlotStream
 
@@ -91,14 +93,24 @@ class SlotOutcome:
 
 
 async def run_slot(
-    state: RunState, spec: SlotSpec, index: int, rendered: RenderedSlot, history: Sequence[ModelMessage]
+    state: RunState,
+    spec: SlotSpec,
+    index: int,
+    rendered: RenderedSlot,
+    history: Sequence[ModelMessage],
+    *,
+    resume: Sequence[ModelMessage] = (),
 ) -> SlotOutcome:
-    """Run one slot to its value, emitting its events; raise `SlotEnded`/`GuardTrip`/`CancelledError`."""
+    """Run one slot to its value, emitting its events; raise `SlotEnded`/`GuardTrip`/`CancelledError`.
+
+    `resume`: the finished rounds of this slot from a stopped segment (see `resumable`); the slot goes
+    on from them instead of sending its prompt again.
+    """
     name = spec.name
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
     stream = SlotStream(state, name, streams_text=spec.type == "text")
     try:
-        result = await _run_agent(state, spec, rendered, history, stream)
+        result = await _run_agent(state, spec, rendered, history, stream, tuple(resume))
     except UsageLimitExceeded as exc:
         _fail(state, stream, name, "budget_exhausted", exhausted_message(name, exc), None)
         raise SlotEnded("budget_exhausted", exhausted_message(name, exc)) from exc
@@ -118,7 +130,7 @@ async def run_slot(
     finally:
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
     state.usage.update(name, result.usage)
-    state.transcript[name] = tuple(result.new_messages())
+    state.transcript[name] = (*stream.resumed, *result.new_messages())
     value = _value(spec, result.output)
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
@@ -126,7 +138,12 @@ async def run_slot(
 
 
 async def _run_agent(
-    state: RunState, spec: SlotSpec, rendered: RenderedSlot, history: Sequence[ModelMessage], stream: SlotStream
+    state: RunState,
+    spec: SlotSpec,
+    rendered: RenderedSlot,
+    history: Sequence[ModelMessage],
+    stream: SlotStream,
+    resume: tuple[ModelMessage, ...],
 ) -> AgentRunResult[Any]:
     options, name = rendered.options, spec.name
     budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
@@ -146,17 +163,29 @@ async def _run_agent(
         deps_type=state.deps_type,
         name=name,
     )
+    prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
-    stream.history_length = len(past)
-    return await agent.run(
-        prompt,
-        message_history=past,
-        deps=state.deps,
-        usage_limits=budget.limits,
-        toolsets=toolsets,
-        capabilities=[approval_capability(state, name)],
-        event_stream_handler=stream,
-        model_settings=_settings(options),
+    requests = stream.requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
+    if resume:  # the slot's own finished rounds go on as history that counts as its record
+        prompt, past = None, [*past, *resume]
+        stream.resumed = resume
+    with request_scope(name, on_retry=functools.partial(_report_retry, state, name)):
+        return await agent.run(
+            prompt,
+            message_history=past,
+            deps=state.deps,
+            usage_limits=budget.limits,
+            toolsets=toolsets,
+            capabilities=[approval_capability(state, name), requests],
+            event_stream_handler=stream,
+            model_settings=_settings(options),
+        )
+
+
+def _report_retry(state: RunState, slot: str, notice: RetryNotice) -> None:
+    """A provider request of this slot failed transiently and will be retried after `notice.delay_s`."""
+    state.emit(
+        Retrying(run_id=state.run_id, slot=slot, attempt=notice.attempt, delay_s=notice.delay_s, reason=notice.reason)
     )
 
 
@@ -170,6 +199,8 @@ def _fail(
     *,
     keep_partial: bool = False,
 ) -> None:
+    if stream.requests is not None:
+        stream.requests.abandon("stopped" if status == "stopped" else "failed")
     if stream.usage is not None:
         state.usage.update(slot, stream.usage)  # what a failed slot spent still counts
     partial = stream.shown
@@ -186,3 +217,15 @@ def _fail(
             partial=partial if keep_partial else "",
         )
     )
+
+
+def resumable(messages: Sequence[ModelMessage]) -> tuple[ModelMessage, ...]:
+    """A stopped slot's messages a resume can go on from: up to its last request.
+
+    A trailing response is dropped: it is the interrupted one (partial text, or tool calls that never
+    got their results), so the model answers that request again.
+    """
+    end = len(messages)
+    while end and not isinstance(messages[end - 1], ModelRequest):
+        end -= 1
+    return tuple(messages[:end])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.usage import RunUsage, UsageLimits
@@ -17,6 +17,10 @@ from ..events import ApprovalRequested, Event, RunWarning, Usage, UsageUpdated
 from ..models import ResolvedModel
 from .guard import Guards
 from .toolbox import ToolRegistry
+
+if TYPE_CHECKING:
+    from ..journal import Journal
+    from .requests import ContextKeeper
 
 Emit = Callable[[Event], None]
 
@@ -59,15 +63,17 @@ def to_usage(usage: RunUsage) -> Usage:
 class UsageBook:
     """Run totals, summed over slot runs that may be live at the same time (a guard beside a slot)."""
 
-    def __init__(self, run_id: str, emit: Emit) -> None:
+    def __init__(self, run_id: str, emit: Emit, *, base: Usage | None = None) -> None:
         self._run_id = run_id
         self._emit = emit
         self._by_slot: dict[str, Usage] = {}
-        self._reported = Usage()
+        self._base = base or Usage()
+        """What earlier segments of a resumed run spent."""
+        self._reported = self._base
 
     @property
     def total(self) -> Usage:
-        total = Usage()
+        total = self._base
         for usage in self._by_slot.values():
             total = total + usage
         return total
@@ -100,6 +106,10 @@ class RunState:
     """Slot name → the messages its agent run added (kept on failure too)."""
     partial: dict[str, str] = field(default_factory=dict)
     """Slot name → answer text shown before the slot was stopped or failed."""
+    context: ContextKeeper | None = None
+    """The context gauge and compaction policy (`None`: no gauge, no compaction)."""
+    journal: Journal | None = None
+    """Where the run's rows are appended (`None`: not journaled)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

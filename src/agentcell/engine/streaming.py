@@ -9,7 +9,7 @@ Only free-text slots stream; typed slots answer through an output tool and show 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
@@ -31,6 +31,9 @@ from pydantic_ai.usage import RunUsage
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
 from .state import RunState
 
+if TYPE_CHECKING:
+    from .requests import SlotRequests
+
 
 class SlotStream:
     """`event_stream_handler` for one slot's agent run; remembers what was shown."""
@@ -46,13 +49,16 @@ class SlotStream:
         """Answer text shown in the current round and not retracted."""
         self.messages: list[ModelMessage] = []
         """The run's live message list (history included), kept so a stopped run keeps its transcript."""
-        self.history_length = 0
-        """How many of `messages` were history handed in, not produced by this slot."""
+        self.resumed: tuple[ModelMessage, ...] = ()
+        """This slot's finished rounds from a stopped segment, which the resumed slot goes on from."""
+        self.agent_run_id: str | None = None
+        self.requests: SlotRequests | None = None
+        """The slot's request hooks, told when the slot ends with a request in flight."""
         self.usage: RunUsage | None = None
         """The run's live usage, kept so a slot that fails still reports what it spent."""
 
     async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
-        self.messages, self.usage = ctx.messages, ctx.usage
+        self.messages, self.usage, self.agent_run_id = ctx.messages, ctx.usage, ctx.run_id
         self._state.usage.update(self._slot, ctx.usage)
         async for event in events:
             self._state.guards.poll()
@@ -98,8 +104,14 @@ class SlotStream:
             self.retract("gathering")
 
     def new_messages(self) -> tuple[ModelMessage, ...]:
-        """The messages this slot's run added so far."""
-        return tuple(self.messages[self.history_length :])
+        """The slot's record so far: resumed rounds, then the messages its agent run added.
+
+        pydantic-ai stamps each message with the agent run that made it (and may merge adjacent
+        history messages), so the run id, not a position, tells the slot's own messages apart.
+        """
+        if self.agent_run_id is None:
+            return self.resumed
+        return (*self.resumed, *(m for m in self.messages if m.run_id == self.agent_run_id))
 
     def _refused(self, call: ToolCallPart, result: ToolReturnPart, step: int) -> None:
         """A call pydantic-ai refused on validation never reaches our wrapper; show it anyway."""

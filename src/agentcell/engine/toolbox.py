@@ -8,6 +8,12 @@ are changed on the way in:
   await until the thread returns, which would make Stop wait out a slow tool);
 * per-tool timeouts are enforced by our wrapper (an error string the model reads), not by
   pydantic-ai's `timeout=` (which spends a retry).
+
+Besides callables and `pydantic_ai.Tool` objects, OpenAI-style declarations
+(`{"type": "function", "function": {"name", "description", "parameters"}}`, as llmbroker and pollux
+take them) become tools through `Tool.from_schema`, calling the function `dispatch` maps the name to.
+pydantic-ai skips argument validation for such tools, so `_schema_check` refuses missing, unknown
+and wrongly typed top-level arguments before the call, as for any other tool.
 """
 
 from __future__ import annotations
@@ -19,14 +25,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio.to_thread
-from pydantic_ai import Tool
-from pydantic_ai.exceptions import UserError
+from pydantic_ai import RunContext, Tool
+from pydantic_ai.exceptions import ModelRetry, UserError
 from pydantic_ai.toolsets import FunctionToolset
 
 from ..errors import ToolDefinitionError
 from ..tools import ToolPolicy, policy_of
 
-ToolLike = Callable[..., Any] | Tool[Any]
+ToolLike = Callable[..., Any] | Tool[Any] | Mapping[str, Any]
+"""A callable, a `pydantic_ai.Tool`, or an OpenAI-style declaration (its function named in `dispatch`)."""
+
+Dispatch = Mapping[str, Callable[..., Any]]
+"""Tool name → the function that runs an OpenAI-style declaration."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,11 +72,18 @@ class ToolRegistry:
         return FunctionToolset([entry.tool for entry in entries.values()])
 
 
-def build_registry(tools: Sequence[ToolLike], *, approve_writes: bool = False) -> ToolRegistry:
+def build_registry(
+    tools: Sequence[ToolLike], *, dispatch: Dispatch | None = None, approve_writes: bool = False
+) -> ToolRegistry:
     """Build the run's tools; raise `ToolDefinitionError` for a bad callable or a duplicate name."""
     entries: dict[str, ToolEntry] = {}
     for item in tools:
-        entry = _from_tool(item) if isinstance(item, Tool) else _from_callable(item)
+        if isinstance(item, Tool):
+            entry = _from_tool(item)
+        elif isinstance(item, Mapping):
+            entry = _from_declaration(item, dispatch or {})
+        else:
+            entry = _from_callable(item)
         if approve_writes and not entry.policy.readonly and not entry.policy.approve:
             entry = _needing_approval(entry)
         name = entry.tool.name
@@ -107,6 +124,62 @@ def _from_tool(original: Tool[Any]) -> ToolEntry:
     tool.timeout = None  # enforced by our wrapper as an error string instead of a retry
     _run_sync_in_thread(tool)
     return ToolEntry(tool=tool, policy=policy)
+
+
+def _from_declaration(declaration: Mapping[str, Any], dispatch: Dispatch) -> ToolEntry:
+    spec = declaration.get("function", declaration) if declaration.get("type", "function") == "function" else None
+    name = spec.get("name") if isinstance(spec, Mapping) else None
+    if not isinstance(spec, Mapping) or not isinstance(name, str):
+        raise ToolDefinitionError(
+            f"cannot read the tool declaration {dict(declaration)!r}: expected "
+            '{"type": "function", "function": {"name": ..., "parameters": {...}}}'
+        )
+    function = dispatch.get(name)
+    if function is None or not callable(function):
+        known = ", ".join(dispatch) or "nothing"
+        raise ToolDefinitionError(f"tool {name!r} is declared but dispatch= has no function for it (it maps {known})")
+    schema = dict(spec.get("parameters") or {"type": "object", "properties": {}})
+    policy = replace(policy_of(function) or ToolPolicy(), name=name)
+    tool: Tool[Any] = Tool.from_schema(
+        function,
+        name=name,
+        description=spec.get("description"),
+        json_schema=schema,
+        sequential=policy.sequential,
+        args_validator=functools.partial(_schema_check, schema),
+    )
+    tool.requires_approval = policy.approve
+    tool.metadata = {"readonly": policy.readonly}
+    _run_sync_in_thread(tool)
+    return ToolEntry(tool=tool, policy=policy)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def _schema_check(schema: Mapping[str, Any], ctx: RunContext[Any], /, **args: Any) -> None:
+    """Refuse missing, unknown and wrongly typed top-level arguments (the model reads why and retries)."""
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    problems = [f"missing required argument {key!r}" for key in schema.get("required", ()) if key not in args]
+    if properties and schema.get("additionalProperties") is not True:
+        problems += [f"unknown argument {key!r}" for key in args if key not in properties]
+    for key, value in args.items():
+        expected = (properties.get(key) or {}).get("type")
+        kinds = [expected] if isinstance(expected, str) else list(expected or [])
+        allowed = tuple(t for kind in kinds for t in _JSON_TYPES.get(kind, (object,)))
+        wrong_bool = isinstance(value, bool) and "boolean" not in kinds
+        if allowed and (not isinstance(value, allowed) or wrong_bool):
+            problems.append(f"argument {key!r} should be {' or '.join(kinds)}, got {type(value).__name__}")
+    if problems:
+        raise ModelRetry("; ".join(problems))
 
 
 def _needing_approval(entry: ToolEntry) -> ToolEntry:

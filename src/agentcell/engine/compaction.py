@@ -1,0 +1,188 @@
+"""Keeping a long conversation inside the model's window (SPEC §3.11).
+
+Two things change what the model *reads*; neither changes the run's record (`RunResult.messages`,
+the journal, `ToolCompleted.result` keep everything):
+
+* a tool result longer than `Compaction.tool_result_chars` is cut, with a marker saying so;
+* when a request would pass `threshold` of the window, the older messages are summarized by the model
+  (or `Compaction.model`) and the summary replaces them. The cut falls only where no tool call is
+  separated from its return. The replacement is remembered, so later requests of the run reuse the
+  summary instead of paying for it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.usage import RunUsage
+
+from .context import estimate_tokens
+
+SUMMARY_INSTRUCTIONS = (
+    "You compact a conversation between a user and an AI assistant that uses tools. Write a summary the "
+    "assistant can continue from: the user's goals and constraints, decisions made, facts and numbers found "
+    "by tools (keep exact values, names, paths and ids), what was tried and failed, and what remains to do. "
+    "Be complete but brief; use short bullet points; do not address the user."
+)
+SUMMARY_HEADER = "[agentcell: the earlier conversation was compacted to save context; summary follows]\n"
+TRUNCATION_MARKER = (
+    "\n[agentcell: tool result cut to {kept} of {total} characters for the model; "
+    "the full result is in the run's record]"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compaction:
+    """How a run keeps long conversations inside the window; `start_run(compaction=None)` turns it off."""
+
+    threshold: float | None = 0.8
+    """Summarize older turns when a request would carry more than this fraction of the window; `None`: never."""
+    model: str | Model | None = None
+    """The model that writes summaries (e.g. a cheaper one); `None`: the slot's model."""
+    keep: float = 0.4
+    """Recent messages kept verbatim, up to this fraction of the window (at least the request itself)."""
+    tool_result_chars: int | None = 20_000
+    """Tool results longer than this are cut for the model, with a marker; `None`: never cut."""
+
+
+DEFAULT_COMPACTION = Compaction()
+"""Compaction at 0.8 of the window, summaries by the slot's model, tool results cut past 20,000 characters."""
+
+
+def truncate_tool_returns(messages: Sequence[ModelMessage], limit: int | None) -> list[ModelMessage]:
+    """`messages` with long tool results cut (new message objects only where something was cut)."""
+    if limit is None:
+        return list(messages)
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest) and any(_too_long(p, limit) for p in message.parts):
+            parts = [_cut(p, limit) if _too_long(p, limit) else p for p in message.parts]
+            message = replace(message, parts=parts)
+        out.append(message)
+    return out
+
+
+def _too_long(part: object, limit: int) -> bool:
+    return isinstance(part, ToolReturnPart) and len(part.model_response_str()) > limit
+
+
+def _cut(part: Any, limit: int) -> ToolReturnPart:
+    text = part.model_response_str()
+    marker = TRUNCATION_MARKER.format(kept=limit, total=len(text))
+    return replace(part, content=text[:limit] + marker)
+
+
+def safe_cuts(messages: Sequence[ModelMessage]) -> list[int]:
+    """Indices `i` (1 ≤ i < len) where `messages[:i]` and `messages[i:]` split no tool call from its return."""
+    cuts: list[int] = []
+    open_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if index > 0 and not open_calls and not _answers_calls(message):
+            cuts.append(index)
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                open_calls.add(part.tool_call_id)
+            elif isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_call_id:
+                open_calls.discard(part.tool_call_id)
+    return cuts
+
+
+def _answers_calls(message: ModelMessage) -> bool:
+    return isinstance(message, ModelRequest) and any(
+        isinstance(p, ToolReturnPart | RetryPromptPart) and p.tool_name is not None for p in message.parts
+    )
+
+
+def choose_cut(messages: Sequence[ModelMessage], *, keep_tokens: int) -> int | None:
+    """The earliest safe cut whose kept tail fits `keep_tokens`, else the latest safe cut; `None` if none.
+
+    At least two messages go into the summary, or there is nothing worth summarizing.
+    """
+    cuts = [i for i in safe_cuts(messages) if i >= 2]
+    if not cuts:
+        return None
+    for cut in cuts:
+        if estimate_tokens(messages[cut:]) <= keep_tokens:
+            return cut
+    return cuts[-1]
+
+
+def transcript_text(messages: Sequence[ModelMessage], *, tool_result_chars: int | None) -> str:
+    """The messages as plain text for the summarizer (no tool schemas needed, no pairs to keep)."""
+    lines: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, UserPromptPart):
+                lines.append(f"User: {part.content if isinstance(part.content, str) else str(part.content)}")
+            elif isinstance(part, SystemPromptPart):
+                lines.append(f"System: {part.content}")
+            elif isinstance(part, TextPart):
+                lines.append(f"Assistant: {part.content}")
+            elif isinstance(part, ToolCallPart):
+                lines.append(f"Assistant called {part.tool_name}({part.args_as_json_str()})")
+            elif isinstance(part, ToolReturnPart):
+                text = part.model_response_str()
+                if tool_result_chars is not None and len(text) > tool_result_chars:
+                    text = text[:tool_result_chars] + " […]"
+                lines.append(f"Tool {part.tool_name} returned: {text}")
+            elif isinstance(part, RetryPromptPart):
+                lines.append(f"Tool {part.tool_name or ''} failed: {part.model_response()}")
+    return "\n".join(lines)
+
+
+def with_summary(summary: str, kept: Sequence[ModelMessage], dropped: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The summary followed by the kept messages, still alternating request/response.
+
+    System prompt parts of the dropped messages stay (they are instructions, not history).
+    """
+    system = [p for m in dropped if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, SystemPromptPart)]
+    summary_part = UserPromptPart(SUMMARY_HEADER + summary)
+    first = kept[0] if kept else None
+    if isinstance(first, ModelRequest):
+        return [replace(first, parts=[*system, summary_part, *first.parts]), *kept[1:]]
+    return [ModelRequest(parts=[*system, summary_part]), *kept]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """A remembered compaction: these leading messages are sent as `summary_messages`."""
+
+    prefix: tuple[ModelMessage, ...]
+    summary_messages: tuple[ModelMessage, ...]
+    summary: str
+
+
+def apply_replacements(messages: list[ModelMessage], memo: Sequence[Replacement]) -> list[ModelMessage]:
+    """Substitute every remembered compaction whose prefix `messages` still starts with, in order."""
+    for item in memo:
+        n = len(item.prefix)
+        # List equality checks identity first, so an unchanged prefix compares in O(n) pointer checks.
+        if len(messages) >= n and tuple(messages[:n]) == item.prefix:
+            messages = [*item.summary_messages, *messages[n:]]
+    return messages
+
+
+async def summarize(model: Model, text: str) -> tuple[str, RunUsage]:
+    """Ask `model` for a summary of `text` (streamed, so stream-only scripted models work too)."""
+    agent: Agent[None, str] = Agent(model, output_type=str, instructions=SUMMARY_INSTRUCTIONS, name="compaction")
+    result = await agent.run(text, event_stream_handler=_drain)
+    return result.output.strip(), result.usage
+
+
+async def _drain(_ctx: Any, events: AsyncIterable[Any]) -> None:
+    async for _ in events:
+        pass

@@ -1,0 +1,244 @@
+"""Around every model request of a slot: compaction before it, the gauge and the journal row after it.
+
+`SlotRequests` is a pydantic-ai capability (`before_model_request` / `after_model_request`, the v2
+successor of `history_processors`). It rewrites only the request's own message list, never
+`RunContext.messages`, so what the model reads may be compacted while the run's record stays whole.
+`ContextKeeper` holds what one run shares across its slots: the window, the policy and the
+summaries already paid for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.models import Model, ModelRequestContext
+
+from ..events import CompactionFinished, CompactionStarted, ContextUpdated, RequestCompleted, Usage
+from .compaction import (
+    Compaction,
+    Replacement,
+    apply_replacements,
+    choose_cut,
+    summarize,
+    transcript_text,
+    truncate_tool_returns,
+    with_summary,
+)
+from .context import estimate_tokens, response_tokens
+
+SUMMARY_TOOL_CHARS = 2_000
+"""Tool results are cut to this many characters in the text the summarizer reads."""
+
+if TYPE_CHECKING:
+    from .state import RunState
+    from .streaming import SlotStream
+
+
+class ContextKeeper:
+    """One run's context policy and memory: the window, the threshold, remembered summaries."""
+
+    def __init__(self, *, window: int, compaction: Compaction | None, summarizer: Model | None = None) -> None:
+        self.window = window
+        self.compaction = compaction
+        self.summarizer = summarizer
+        self.memo: list[Replacement] = []
+        self.last_used: dict[str, int] = {}
+        """Slot → tokens the provider reported for its latest request (the estimate builds on it)."""
+        self.compactions = 0
+
+    def estimate(self, slot: str, messages: Sequence[ModelMessage]) -> int:
+        """Tokens the request would carry: chars/4, or the last reported figure plus what came since."""
+        own = estimate_tokens(messages)
+        reported = self.last_used.get(slot)
+        if reported is None:
+            return own
+        last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=-1)
+        return max(own, reported + estimate_tokens(messages[last + 1 :]))
+
+    async def prepare(
+        self, state: RunState, slot: str, messages: list[ModelMessage], model: Model
+    ) -> list[ModelMessage]:
+        """What the model reads for this request: remembered summaries, cut tool results, maybe a new summary."""
+        policy = self.compaction
+        if policy is None:
+            return messages
+        raw = apply_replacements(messages, self.memo)
+        view = truncate_tool_returns(raw, policy.tool_result_chars)  # same length and order as `raw`
+        if policy.threshold is None:
+            return view
+        tokens = self.estimate(slot, view)
+        if tokens <= policy.threshold * self.window:
+            return view
+        return await self._compact(state, slot, raw, view, tokens, model)
+
+    async def _compact(
+        self, state: RunState, slot: str, raw: list[ModelMessage], view: list[ModelMessage], tokens: int, model: Model
+    ) -> list[ModelMessage]:
+        policy = self.compaction
+        assert policy is not None and policy.threshold is not None
+        cut = choose_cut(view, keep_tokens=int(policy.keep * self.window))
+        if cut is None:
+            state.warn(slot, f"context at ~{tokens} of {self.window} tokens and nothing can be compacted")
+            return view
+        run_id, writer = state.run_id, self.summarizer or model
+        state.emit(
+            CompactionStarted(
+                run_id=run_id,
+                slot=slot,
+                tokens=tokens,
+                window=self.window,
+                threshold=policy.threshold,
+                messages=len(view),
+            )
+        )
+        started = time.monotonic()
+        summary, usage = await summarize(writer, transcript_text(raw[:cut], tool_result_chars=SUMMARY_TOOL_CHARS))
+        self.compactions += 1
+        state.usage.update(f"{slot}#compaction{self.compactions}", usage)
+        state.emit(
+            RequestCompleted(
+                run_id=run_id,
+                slot=slot,
+                request=self.compactions,
+                usage=_request_usage(usage.input_tokens, usage.output_tokens, usage.cost),
+                latency_ms=round((time.monotonic() - started) * 1000, 1),
+                model=writer.model_name,
+                purpose="compaction",
+            )
+        )
+        compacted = with_summary(summary, view[cut:], raw[:cut])
+        # `with_summary` merges the summary into a first kept request, so then that request is replaced too.
+        through = cut + 1 if isinstance(view[cut], ModelRequest) else cut
+        self.memo.append(Replacement(tuple(raw[:through]), (compacted[0],), summary))
+        self.last_used.pop(slot, None)
+        state.emit(
+            CompactionFinished(
+                run_id=run_id,
+                slot=slot,
+                before=tokens,
+                after=estimate_tokens(compacted),
+                messages_before=len(view),
+                messages_after=len(compacted),
+                summarized=cut,
+                summary=summary,
+            )
+        )
+        return compacted
+
+
+def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
+    return Usage(
+        requests=1,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=None if cost is None else float(cost),
+    )
+
+
+@dataclass
+class SlotRequests(AbstractCapability[Any]):
+    """Per-slot request hooks: compaction before, `RequestCompleted` + `ContextUpdated` + journal after."""
+
+    state: RunState
+    slot: str
+    stream: SlotStream
+    model: Model
+    _count: int = 0
+    _written: int = 0
+    _started: float = field(default=0.0)
+    _in_flight: bool = False
+    _reported: Usage = field(default_factory=Usage)
+    """What this slot's rows have reported so far (a cut-off request's row gets the rest)."""
+
+    def abandon(self, ended: Literal["stopped", "failed"]) -> None:
+        """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
+        if not self._in_flight:
+            return
+        self._in_flight = False
+        self._count += 1
+        live = self.stream.usage  # pydantic-ai's running totals may already hold the cut request's tokens
+        usage = Usage(requests=1)
+        if live is not None:
+            usage = _request_usage(
+                live.input_tokens - self._reported.input_tokens,
+                live.output_tokens - self._reported.output_tokens,
+                None,
+            )
+        self._reported = self._reported + usage
+        self.state.emit(
+            RequestCompleted(
+                run_id=self.state.run_id,
+                slot=self.slot,
+                request=self._count,
+                usage=usage,
+                latency_ms=round((time.monotonic() - self._started) * 1000, 1),
+                model=self.model.model_name,
+                ended=ended,
+            )
+        )
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        self._journal(ctx)
+        keeper = self.state.context
+        if keeper is not None:
+            request_context.messages = await keeper.prepare(self.state, self.slot, request_context.messages, self.model)
+        self._started, self._in_flight = time.monotonic(), True
+        return request_context
+
+    async def after_model_request(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        self._count += 1
+        self._in_flight = False
+        state, usage = self.state, response.usage
+        row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
+        self._reported = self._reported + row
+        state.emit(
+            RequestCompleted(
+                run_id=state.run_id,
+                slot=self.slot,
+                request=self._count,
+                usage=row,
+                latency_ms=round((time.monotonic() - self._started) * 1000, 1),
+                model=response.model_name or self.model.model_name,
+            )
+        )
+        keeper = state.context
+        if keeper is not None:
+            used = response_tokens(response) or estimate_tokens([*request_context.messages, response])
+            keeper.last_used[self.slot] = used
+            state.emit(
+                ContextUpdated(
+                    run_id=state.run_id,
+                    slot=self.slot,
+                    used_tokens=used,
+                    window=keeper.window,
+                    fraction=round(used / keeper.window, 4),
+                    request=self._count,
+                )
+            )
+        if state.journal is not None:
+            # The response joins `ctx.messages` right after this hook, at the next index.
+            state.journal.messages(self.slot, self._written, [response])
+            self._written += 1
+        return response
+
+    def _journal(self, ctx: RunContext[Any]) -> None:
+        journal = self.state.journal
+        if journal is None:
+            return
+        own = [m for m in ctx.messages if m.run_id == ctx.run_id]
+        # The last response was journaled before pydantic-ai stamped it (run ids); write it again stamped.
+        start = max(self._written - 1, 0)
+        new = [*self.stream.resumed, *own][start:]
+        if new:
+            journal.messages(self.slot, start, new)
+            self._written = start + len(new)

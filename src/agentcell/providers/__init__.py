@@ -1,0 +1,36 @@
+"""Real providers: visible retries, OpenAI-compatible servers, and record/replay cassettes.
+
+* `RetryingModel` / `RetryPolicy` — transient failures retried with backoff, each retry an event (§3.8).
+* `openai_compatible(model, base_url)` — a pydantic-ai `OpenAIChatModel` for Ollama, vLLM, llama.cpp,
+  LM Studio or any Chat Completions server; the string form is `openai-compat:MODEL@BASE_URL`.
+* `record(path, model)` / `replay(path)` — a run's responses in a JSON cassette, replayed offline (§3.10).
+* `request_scope` — how the engine tells a model wrapper which slot is asking and where retries go.
+"""
+
+from __future__ import annotations
+
+from .cassette import CASSETTE_VERSION, Cassette, Interaction, RecordingModel, ReplayModel, record, replay
+from .compat import COMPAT_KEY_VAR, openai_compatible
+from .hooks import RequestScope, RetryNotice, current_scope, request_scope
+from .retry import RetryingModel, RetryPolicy, mask_secrets, transient_reason
+
+__all__ = [
+    "CASSETTE_VERSION",
+    "COMPAT_KEY_VAR",
+    "Cassette",
+    "Interaction",
+    "RecordingModel",
+    "ReplayModel",
+    "RequestScope",
+    "RetryNotice",
+    "RetryPolicy",
+    "RetryingModel",
+    "current_scope",
+    "mask_secrets",
+    "openai_compatible",
+    "record",
+    "replay",
+    "request_scope",
+    "transient_reason",
+]
+
