@@ -85,6 +85,8 @@ class RunStarted:
     slots: tuple[SlotInfo, ...] = ()
     limits: Limits = field(default_factory=Limits)
     tools: tuple[str, ...] = ()
+    tool_schemas: tuple[dict[str, Any], ...] = ()
+    """Each tool as the model sees it: `{name, description, parameters_json_schema}`."""
     slot: str | None = None
     kind: Literal["run_started"] = "run_started"
 
@@ -365,6 +367,37 @@ class RunResumed:
     kind: Literal["run_resumed"] = "run_resumed"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequestSent:
+    """What one request sends, for the teaching view: the messages (OpenAI shape) and the tools offered.
+
+    `messages` holds the request's messages from index `offset` on; the ones before were sent by
+    earlier requests of the slot, so a long run does not re-send its whole history every round.
+    """
+
+    run_id: str
+    slot: str
+    round: int
+    messages: tuple[dict[str, Any], ...] = ()
+    offset: int = 0
+    tools: tuple[str, ...] = ()
+    """Names of the tools this request offers (empty for a tool-free request)."""
+    kind: Literal["model_request"] = "model_request"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponseReceived:
+    """What one request got back, for the teaching view: the response parts as JSON."""
+
+    run_id: str
+    slot: str
+    round: int
+    parts: tuple[dict[str, Any], ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model_name: str = ""
+    kind: Literal["model_response"] = "model_response"
+
+
 Event: TypeAlias = (
     RunStarted
     | SlotStarted
@@ -388,5 +421,7 @@ Event: TypeAlias = (
     | CompactionStarted
     | CompactionFinished
     | RunResumed
+    | ModelRequestSent
+    | ModelResponseReceived
 )
 """Every event a run can yield."""

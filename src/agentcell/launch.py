@@ -120,17 +120,16 @@ def stop_hint() -> str:
 
 
 def tool_schemas(user_ns: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
-    """Each exposed tool's name → description and JSON schema, exactly as the model will see them."""
+    """Each exposed tool's name → description and JSON schema (as the model sees them) and its policy."""
     from .engine.toolbox import build_registry
 
     registry = build_registry(notebook_tools(user_ns, names))
-    out: dict[str, Any] = {}
-    for name, entry in registry.entries.items():
-        definition = entry.tool.tool_def
-        out[name] = {
-            "description": definition.description,
-            "parameters": definition.parameters_json_schema,
-            "readonly": entry.policy.readonly,
-            "approve": entry.policy.approve,
+    return {
+        schema["name"]: {
+            "description": schema["description"],
+            "parameters": schema["parameters_json_schema"],
+            "readonly": registry.entries[schema["name"]].policy.readonly,
+            "approve": registry.entries[schema["name"]].policy.approve,
         }
-    return out
+        for schema in registry.schemas()
+    }

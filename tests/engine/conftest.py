@@ -287,7 +287,7 @@ def brief(events: Sequence[Event]) -> list[tuple[Any, ...]]:
                 out.append((e.kind, e.message))  # type: ignore[union-attr]
             case "checkpoint_reached":
                 out.append((e.kind, e.name))  # type: ignore[union-attr]
-            case "usage_updated" | "request_completed" | "context_updated":
+            case "usage_updated" | "request_completed" | "context_updated" | "model_request" | "model_response":
                 pass  # bookkeeping after every request; asserted in tests/longrun
             case _:
                 out.append((e.kind,))

@@ -97,7 +97,7 @@ async def test_the_offline_default_is_deterministic_labelled_and_shows_everythin
     first, first_kinds, _ = await once()
     second, second_kinds, _ = await once()
     assert first.answer == second.answer and first_kinds == second_kinds
-    assert first_kinds[:3] == ["run_started", "slot_started", "thinking_delta"]
+    assert first_kinds[:4] == ["run_started", "slot_started", "model_request", "thinking_delta"]
     assert {"tool_started", "tool_completed", "token_delta", "slot_completed"} <= set(first_kinds)
     assert str(first.answer).startswith("This answer comes from agentcell's offline model")
     assert "It read your prompt: “Who leads PSYC605?”." in str(first.answer)

@@ -18,8 +18,17 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_core import to_jsonable_python
 
-from ..events import CompactionFinished, CompactionStarted, ContextUpdated, RequestCompleted, Usage
+from ..events import (
+    CompactionFinished,
+    CompactionStarted,
+    ContextUpdated,
+    ModelRequestSent,
+    ModelResponseReceived,
+    RequestCompleted,
+    Usage,
+)
 from .compaction import (
     Compaction,
     Replacement,
@@ -31,6 +40,7 @@ from .compaction import (
     with_summary,
 )
 from .context import estimate_tokens, response_tokens
+from .convert import to_openai
 
 SUMMARY_TOOL_CHARS = 2_000
 """Tool results are cut to this many characters in the text the summarizer reads."""
@@ -155,6 +165,8 @@ class SlotRequests(AbstractCapability[Any]):
     _in_flight: bool = False
     _reported: Usage = field(default_factory=Usage)
     """What this slot's rows have reported so far (a cut-off request's row gets the rest)."""
+    _shown: int = 0
+    """How many OpenAI-shape messages of this slot's requests the teaching events already carried."""
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
@@ -190,8 +202,26 @@ class SlotRequests(AbstractCapability[Any]):
         keeper = self.state.context
         if keeper is not None:
             request_context.messages = await keeper.prepare(self.state, self.slot, request_context.messages, self.model)
+        self._teach_request(request_context)
         self._started, self._in_flight = time.monotonic(), True
         return request_context
+
+    def _teach_request(self, request_context: ModelRequestContext) -> None:
+        messages = to_openai(request_context.messages)
+        # After a compaction the list shrinks: then send it whole again.
+        offset = self._shown if self._shown <= len(messages) else 0
+        self._shown = len(messages)
+        tools = tuple(t.name for t in request_context.model_request_parameters.function_tools)
+        self.state.emit(
+            ModelRequestSent(
+                run_id=self.state.run_id,
+                slot=self.slot,
+                round=self._count + 1,
+                messages=tuple(messages[offset:]),
+                offset=offset,
+                tools=tools,
+            )
+        )
 
     async def after_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
@@ -201,6 +231,16 @@ class SlotRequests(AbstractCapability[Any]):
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
         self._reported = self._reported + row
+        state.emit(
+            ModelResponseReceived(
+                run_id=state.run_id,
+                slot=self.slot,
+                round=self._count,
+                parts=tuple(to_jsonable_python(part, fallback=repr) for part in response.parts),
+                usage=row,
+                model_name=response.model_name or self.model.model_name,
+            )
+        )
         state.emit(
             RequestCompleted(
                 run_id=state.run_id,

@@ -199,6 +199,7 @@ class Run:
             slots=slots,
             limits=limits_event(self._state.ceiling),
             tools=self._state.registry.names,
+            tool_schemas=self._state.registry.schemas(),
         )
 
     def _run_resumed(self) -> RunResumed:

@@ -67,6 +67,17 @@ class ToolRegistry:
             raise ToolDefinitionError(f"unknown tool {unknown[0]!r} in tools=; this run's tools are: {known}")
         return {name: self.entries[name] for name in names}
 
+    def schemas(self) -> tuple[dict[str, Any], ...]:
+        """Each tool as the model sees it: name, description and JSON schema of its arguments."""
+        return tuple(
+            {
+                "name": name,
+                "description": entry.tool.tool_def.description,
+                "parameters_json_schema": entry.tool.tool_def.parameters_json_schema,
+            }
+            for name, entry in self.entries.items()
+        )
+
     @staticmethod
     def toolset(entries: Mapping[str, ToolEntry]) -> FunctionToolset[Any]:
         return FunctionToolset([entry.tool for entry in entries.values()])

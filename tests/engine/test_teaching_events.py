@@ -1,0 +1,47 @@
+"""The teaching view's raw material: each tool's schema up front, then every request and response."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+from agentcell.engine import start_run
+
+pytestmark = pytest.mark.anyio
+
+
+def lookup(code: str) -> str:
+    """Look a module up by its code."""
+    return f"{code}: led by Ada"
+
+
+async def tool_then_answer(messages: list[ModelMessage], info: AgentInfo):  # type: ignore[no-untyped-def]
+    if len(messages) == 1:
+        yield {0: DeltaToolCall(name="lookup", json_args='{"code": "PSYC605"}', tool_call_id="c1")}
+    else:
+        yield "Ada leads it."
+
+
+async def test_run_started_carries_tool_schemas_and_each_round_its_request_and_response() -> None:
+    run = start_run("Who leads PSYC605?\n[[answer|use_tools=true]]",
+                    model=FunctionModel(stream_function=tool_then_answer), tools=[lookup], journal=False)
+    await run
+    events = run.events_so_far
+    assert events[0].tool_schemas == ({  # type: ignore[union-attr]
+        "name": "lookup", "description": "Look a module up by its code.",
+        "parameters_json_schema": {"additionalProperties": False, "properties": {"code": {"type": "string"}},
+                                   "required": ["code"], "type": "object"},
+    },)
+    requests = [e for e in events if e.kind == "model_request"]
+    responses = [e for e in events if e.kind == "model_response"]
+    assert [(r.round, r.offset, r.tools) for r in requests] == [(1, 0, ("lookup",)), (2, 1, ("lookup",))]
+    assert requests[0].messages == ({"role": "user", "content": "Who leads PSYC605?"},)
+    # Round 2 sends only what is new since round 1: the call and its result.
+    assert [m["role"] for m in requests[1].messages] == ["assistant", "tool"]
+    assert requests[1].messages[1]["content"] == "PSYC605: led by Ada"
+    assert [r.round for r in responses] == [1, 2]
+    assert responses[0].parts[0]["part_kind"] == "tool-call" and responses[0].parts[0]["tool_name"] == "lookup"
+    assert responses[1].parts[0]["part_kind"] == "text" and responses[1].parts[0]["content"] == "Ada leads it."
+    order = [e.kind for e in events if e.kind in ("model_request", "model_response", "tool_started", "token_delta")]
+    assert order[:4] == ["model_request", "model_response", "tool_started", "model_request"]
