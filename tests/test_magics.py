@@ -256,3 +256,19 @@ async def test_widget_records_template_provenance(ip: InteractiveShell) -> None:
     await handle
     assert handle.widget.output_metadata["template_sha256"] == compile_template(cell).sha256
     assert handle.widget.output_metadata["status"] == "completed"
+
+
+def test_show_rebuilds_a_run_from_its_journal(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcell.widget import AgentWidget
+
+    agent(ip, "-o r")
+    shown: list[AgentWidget] = []
+    monkeypatch.setattr(AgentWidget, "show", lambda self: shown.append(self))
+    run_id = ip.user_ns["r"].run_id
+    ip.run_line_magic("agent", f"show {run_id}")
+    (widget,) = shown
+    assert widget.status == "completed"
+    assert [e["kind"] for e in widget.final][0] == "run_started"
+    assert widget.final[-1]["kind"] == "processing_complete" and widget.final[-1]["answer"] == ip.user_ns["r"].answer
+    with pytest.raises(UsageError, match="no journal for run 'abcdef012345'"):
+        ip.run_line_magic("agent", "show abcdef012345")

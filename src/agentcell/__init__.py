@@ -26,6 +26,11 @@ _EXPORTS: dict[str, str] = {
     "complete": "agentcell.engine",
     "complete_async": "agentcell.engine",
     "ApprovalDecision": "agentcell.engine",
+    "Compaction": "agentcell.engine",
+    "record": "agentcell.providers",
+    "replay": "agentcell.providers",
+    "openai_compatible": "agentcell.providers",
+    "RetryPolicy": "agentcell.providers",
     "show": "agentcell.handle",
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
@@ -44,6 +49,8 @@ _EXPORTS: dict[str, str] = {
     "Halted": "agentcell.errors",
     "BudgetExhausted": "agentcell.errors",
     "ReplayDivergence": "agentcell.errors",
+    "ProviderError": "agentcell.errors",
+    "EventLoopRunning": "agentcell.errors",
 }
 
 __all__ = [
@@ -51,9 +58,13 @@ __all__ = [
     "AgentcellError",
     "ApprovalDecision",
     "BudgetExhausted",
+    "Compaction",
+    "EventLoopRunning",
     "Halted",
     "ModelConfigError",
+    "ProviderError",
     "ReplayDivergence",
+    "RetryPolicy",
     "RunError",
     "RunHandle",
     "RunResult",
@@ -67,7 +78,10 @@ __all__ = [
     "complete_async",
     "load_ipython_extension",
     "offline_model",
+    "openai_compatible",
     "readonly",
+    "record",
+    "replay",
     "resolve_model",
     "show",
     "stream",
@@ -76,12 +90,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .engine import ApprovalDecision, complete, complete_async, stream
+    from .engine import ApprovalDecision, Compaction, complete, complete_async, stream
     from .errors import (
         AgentcellError,
         BudgetExhausted,
+        EventLoopRunning,
         Halted,
         ModelConfigError,
+        ProviderError,
         ReplayDivergence,
         RunError,
         TemplateRenderError,
@@ -91,6 +107,7 @@ if TYPE_CHECKING:
     )
     from .handle import RunHandle, show
     from .models import offline_model, resolve_model
+    from .providers import RetryPolicy, openai_compatible, record, replay
     from .result import RunResult
     from .template import compile_template
     from .tools import readonly, tool

@@ -250,11 +250,33 @@ class AgentMagics(Magics):
 
     def _cmd_show(self, rest: list[str]) -> None:
         if len(rest) != 1:
-            raise UsageError("usage: %agent show NAME")
-        handle = self._handle(rest[0])
+            raise UsageError("usage: %agent show NAME | RUN_ID")
+        name = rest[0]
+        if name not in self.ip.user_ns and _looks_like_run_id(name):
+            self._show_journal(name)
+            return
+        handle = self._handle(name)
         if handle.widget is None:
-            raise UsageError(f"run {rest[0]!r} has no widget (it was started with --quiet or in a terminal)")
-        display(handle.widget)
+            raise UsageError(f"run {name!r} has no widget (it was started with --quiet or in a terminal)")
+        handle.widget.show()
+
+    def _show_journal(self, run_id: str) -> None:
+        """Rebuild a run's widget from its journal (e.g. after the kernel died mid-run)."""
+        from .events import ProcessingComplete
+        from .journal import load
+        from .widget import AgentWidget
+
+        try:
+            record = load(run_id)
+        except (OSError, AgentcellError) as exc:
+            raise UsageError(f"no journal for run {run_id!r}: {exc}") from None
+        widget = AgentWidget()
+        for event in record.events:
+            widget.apply(event)
+        if not record.finished:
+            result = record.to_result()
+            widget.apply(ProcessingComplete(run_id=run_id, status=result.status, result=result))
+        widget.show()
 
     def _cmd_export(self, rest: list[str]) -> str:
         if len(rest) != 2:
@@ -281,6 +303,10 @@ class AgentMagics(Magics):
         from .blocking import install_interrupt_hook
 
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
+
+
+def _looks_like_run_id(name: str) -> bool:
+    return len(name) >= 8 and all(ch in "0123456789abcdef" for ch in name)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
