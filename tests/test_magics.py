@@ -268,7 +268,7 @@ def test_show_rebuilds_a_run_from_its_journal(ip: InteractiveShell, monkeypatch:
     ip.run_line_magic("agent", f"show {run_id}")
     (widget,) = shown
     assert widget.status == "completed"
-    assert [e["kind"] for e in widget.final][0] == "run_started"
+    assert widget.final[0]["kind"] == "run_started"
     assert widget.final[-1]["kind"] == "processing_complete" and widget.final[-1]["answer"] == ip.user_ns["r"].answer
     with pytest.raises(UsageError, match="no journal for run 'abcdef012345'"):
         ip.run_line_magic("agent", "show abcdef012345")
