@@ -194,7 +194,7 @@ describe("event kinds", () => {
     // a second slot's meter starts from its own usage
     send(ev.slotStarted("second"), ev.usage({ requests: 5, tool_calls: 1, input_tokens: 16000, output_tokens: 500, cost: 0.005 }, { slot: "second" }));
     expect($(".agentcell-meter-requests").dataset.used).toBe("1");
-    expect(text($('[data-slot="answer"] .agentcell-slot-usage'))).toBe("4 req · 1 tools");
+    expect(text($('[data-slot="answer"] .agentcell-slot-usage'))).toBe("4 requests · 1 tool call");
   });
 
   it("cost is hidden while unknown", () => {

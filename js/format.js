@@ -103,3 +103,31 @@ export function retryText(item) {
   const attempt = item.attempt ? ` (attempt ${item.attempt})` : "";
   return `retrying in ${Number(item.delay || 0).toFixed(1)} s${why}${attempt}`;
 }
+
+/** "1 tool", "2 tools", "1 match", "2 matches" (English; `many` when the plural is not word+s). */
+export function plural(n, one, many = `${one}s`) {
+  const k = Number.isFinite(n) ? n : 0;
+  return `${k.toLocaleString("en")} ${k === 1 ? one : many}`;
+}
+
+/** Token counts for gauges: 950, 9k, 12.3k, 128k, 1.2M (one decimal below 100k, trailing .0 dropped). */
+export function formatTokens(n) {
+  if (!Number.isFinite(n)) return "0";
+  const a = Math.abs(n);
+  const trim = (s) => s.replace(/\.0$/, "");
+  if (a < 1000) return String(Math.round(n));
+  if (a < 1e5) return `${trim((n / 1000).toFixed(1))}k`;
+  if (a < 1e6) return `${Math.round(n / 1000)}k`;
+  return `${trim((n / 1e6).toFixed(1))}M`;
+}
+
+/** One model request row (teaching view): "request 2 · 340 ms · 120 in / 45 out". */
+export function requestText(item) {
+  const parts = [`${item.purpose === "compaction" ? "compaction request" : "request"} ${item.request}`];
+  if (Number.isFinite(item.latencyMs) && item.latencyMs > 0) parts.push(formatMs(item.latencyMs));
+  parts.push(`${formatCount(item.input)} in / ${formatCount(item.output)} out`);
+  const cost = formatCost(item.cost);
+  if (cost) parts.push(cost);
+  if (item.ended && item.ended !== "completed") parts.push(`cut off (${item.ended})`);
+  return parts.join(" · ");
+}

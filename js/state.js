@@ -7,7 +7,7 @@
 
 export const TERMINAL = new Set(["completed", "stopped", "halted", "budget_exhausted", "failed"]);
 const TEXT_TYPES = new Set(["text", "respond", "str", ""]);
-const PAYLOAD_KINDS = new Set(["model_request", "model_response", "request_sent", "response_received"]);
+export const PAYLOAD_KINDS = new Set(["model_request", "model_response", "request_sent", "response_received"]);
 const MAX_UNKNOWN = 200;
 
 export function emptyUsage() {
@@ -38,6 +38,8 @@ export function createState() {
     unknown: [],
     unknownCount: 0,
     extra: {}, // fields of processing_complete we do not know (e.g. a future exact transcript)
+    segment: 1, // run_resumed.segment: 2 after the first resume…
+    context: null, // latest context_updated: {used, window, fraction, request, slot}
   };
 }
 
@@ -65,6 +67,8 @@ function newSlot(name, info) {
     error: null,
     usage: emptyUsage(),
     sawTokens: false,
+    kept: false, // run_resumed.kept: the value comes from an earlier segment
+    roundBase: 0, // a resumed slot numbers its rounds from 1 again: shown after the earlier ones
   };
 }
 
@@ -88,6 +92,34 @@ function getRound(slot, n) {
   }
   if (r > slot.currentRound) slot.currentRound = r;
   return round;
+}
+
+/** The view's round number for an event's `round` (or `request`) field; undefined when it has none. */
+function evRound(slot, n) {
+  return typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.floor(n) + (slot?.roundBase ?? 0) : undefined;
+}
+
+/** The round a "before the next request" item belongs to (compaction happens before a request goes out). */
+function nextRound(slot) {
+  const r = slot.currentRound;
+  const cur = slot.rounds.get(r);
+  return (cur && cur.items.length) || slot.streamed.has(r) ? r + 1 : r;
+}
+
+/** The last item of `type` in a slot's timeline (or the run items), newest first, with its round. */
+function findLast(state, slotName, pred) {
+  const slot = getSlot(state, slotName);
+  if (!slot) {
+    const items = state.run.items;
+    for (let j = items.length - 1; j >= 0; j--) if (pred(items[j])) return [items[j], state.run, null];
+    return [null, null, null];
+  }
+  const all = [...slot.rounds.values()].sort((a, b) => a.round - b.round);
+  for (let i = all.length - 1; i >= 0; i--) {
+    const items = all[i].items;
+    for (let j = items.length - 1; j >= 0; j--) if (pred(items[j])) return [items[j], all[i], slot];
+  }
+  return [null, null, slot];
 }
 
 function touch(...objs) {
@@ -183,7 +215,7 @@ export function reduce(state, ev) {
     if (handler) handler(state, ev);
     else if (PAYLOAD_KINDS.has(ev.kind)) {
       const slot = getSlot(state, ev.slot);
-      addItem(state, ev.slot, { type: "payload", v: 0, kind: ev.kind, data: ev }, num(ev.round, slot?.currentRound));
+      addItem(state, ev.slot, { type: "payload", v: 0, kind: ev.kind, data: ev }, evRound(slot, ev.round));
     } else {
       state.unknownCount++;
       if (state.unknown.length < MAX_UNKNOWN) state.unknown.push(ev);
@@ -193,6 +225,14 @@ export function reduce(state, ev) {
     console.warn("[agentcell] could not apply event", ev.kind, err);
   }
   return state;
+}
+
+function formatSummary(x) {
+  try {
+    return x == null ? "" : JSON.stringify(x);
+  } catch {
+    return String(x);
+  }
 }
 
 export function replay(events, state = createState()) {
@@ -205,8 +245,28 @@ function startSlot(state, slot) {
   state.currentSlot = slot.name;
 }
 
+function clearAnswer(slot) {
+  slot.streamed.clear();
+  slot.finalText = null;
+  slot.value = undefined;
+  slot.hasValue = false;
+  slot.sawTokens = false;
+  slot.answerStopped = false;
+  slot.error = null;
+  slot.answerV++;
+}
+
 const HANDLERS = {
   run_started(state, ev) {
+    if (state.ended && (ev.run_id ?? null) === state.runId) {
+      // The next segment of the same run (Run.resume()): keep every slot, run again.
+      state.ended = false;
+      state.status = "running";
+      state.endT = null;
+      state.earlyTermination = false;
+      state.answer = undefined;
+      state.extra = {}; // the exact transcript of the earlier segment no longer covers the run
+    }
     state.started = true;
     state.runId = ev.run_id ?? null;
     state.model = String(ev.model ?? "");
@@ -238,7 +298,7 @@ const HANDLERS = {
     const slot = getSlot(state, ev.slot);
     if (!slot || typeof ev.text !== "string") return;
     startSlot(state, slot);
-    const r = getRound(slot, ev.round).round;
+    const r = getRound(slot, evRound(slot, ev.round)).round;
     slot.streamed.set(r, (slot.streamed.get(r) ?? "") + ev.text);
     slot.sawTokens = true;
     slot.answerV++;
@@ -248,7 +308,7 @@ const HANDLERS = {
     const slot = getSlot(state, ev.slot);
     if (!slot || typeof ev.text !== "string") return;
     startSlot(state, slot);
-    const round = getRound(slot, ev.round);
+    const round = getRound(slot, evRound(slot, ev.round));
     const last = round.items[round.items.length - 1];
     if (last && last.type === "thinking") {
       last.text += ev.text;
@@ -260,7 +320,7 @@ const HANDLERS = {
   slot_retracted(state, ev) {
     const slot = getSlot(state, ev.slot);
     if (!slot) return;
-    const round = getRound(slot, ev.round);
+    const round = getRound(slot, evRound(slot, ev.round));
     const r = round.round;
     const streamed = slot.streamed.get(r) ?? "";
     const text = typeof ev.text === "string" && ev.text !== "" ? ev.text : streamed;
@@ -305,7 +365,7 @@ const HANDLERS = {
         elapsedMs: null,
         startT: num(ev.t, null),
       },
-      ev.round,
+      evRound(slot, ev.round),
     );
   },
   tool_completed(state, ev) {
@@ -315,7 +375,7 @@ const HANDLERS = {
         state,
         ev.slot,
         { type: "tool", v: 0, callId: ev.call_id ?? null, name: String(ev.tool_name ?? "?"), args: null, startT: null },
-        ev.round,
+        evRound(slot, ev.round),
       );
       [, round, slot] = findTool(state, ev.slot, ev.call_id);
     }
@@ -342,7 +402,7 @@ const HANDLERS = {
         args: ev.args ?? {},
         resolved: null,
       },
-      num(ev.round, slot?.currentRound),
+      evRound(slot, ev.round),
     );
   },
   approval_resolved(state, ev) {
@@ -357,7 +417,7 @@ const HANDLERS = {
       state,
       ev.slot,
       { type: "retry", v: 0, attempt: num(ev.attempt), delay: num(ev.delay_s), reason: String(ev.reason ?? "") },
-      num(ev.round, slot?.currentRound),
+      evRound(slot, ev.round),
     );
   },
   usage_updated(state, ev) {
@@ -401,6 +461,108 @@ const HANDLERS = {
     if (slotAnswer(slot) !== "") slot.answerStopped = true;
     slot.answerV++;
     touch(slot);
+  },
+  run_resumed(state, ev) {
+    state.segment = Math.max(2, Math.floor(num(ev.segment, state.segment + 1)));
+    const kept = Array.isArray(ev.kept) ? ev.kept.filter((k) => k != null).map(String) : [];
+    const restarting = ev.restarting == null ? null : String(ev.restarting);
+    if (state.ended) {
+      // run_resumed without its run_started (a stream that lost it): the run goes on all the same.
+      state.ended = false;
+      state.status = "running";
+      state.endT = null;
+    }
+    addItem(state, null, { type: "resumed", v: 0, segment: state.segment, kept, restarting });
+    for (const name of kept) {
+      const slot = getSlot(state, name);
+      slot.kept = true;
+      if (slot.status !== "completed") slot.status = "completed"; // its value came with an earlier segment
+      touch(slot);
+    }
+    for (const slot of state.slots.values()) {
+      if (slot.kept || slot.status === "completed" || slot.name === restarting) continue;
+      if (slot.status !== "pending") {
+        slot.status = "pending"; // it runs again in this segment
+        clearAnswer(slot);
+        touch(slot);
+      }
+    }
+    if (restarting !== null) {
+      const slot = getSlot(state, restarting);
+      // Its finished rounds are kept; its partial answer is not (the engine writes it anew), and the
+      // new segment numbers its rounds from 1 again: they are shown after the kept ones.
+      const base = slot.rounds.size ? Math.max(...slot.rounds.keys()) : 0;
+      addItem(state, restarting, { type: "resumed", v: 0, segment: state.segment }, Math.max(1, base));
+      slot.roundBase = base;
+      slot.kept = false;
+      clearAnswer(slot);
+      slot.status = "running";
+      state.currentSlot = slot.name;
+      touch(slot);
+    }
+  },
+  context_updated(state, ev) {
+    const used = num(ev.used_tokens);
+    const window = num(ev.window);
+    const fraction = typeof ev.fraction === "number" && Number.isFinite(ev.fraction) ? ev.fraction : window > 0 ? used / window : 0;
+    state.context = { used, window, fraction, request: num(ev.request, null), slot: ev.slot ?? null };
+  },
+  compaction_started(state, ev) {
+    const slot = getSlot(state, ev.slot);
+    if (slot) startSlot(state, slot);
+    addItem(
+      state,
+      ev.slot,
+      { type: "compaction", v: 0, status: "running", tokens: num(ev.tokens), window: num(ev.window), messages: num(ev.messages), before: null, after: null, messagesBefore: null, messagesAfter: null, summarized: null, summary: "" },
+      slot ? nextRound(slot) : undefined,
+    );
+  },
+  compaction_finished(state, ev) {
+    let [item, round, slot] = findLast(state, ev.slot, (it) => it.type === "compaction" && it.status === "running");
+    if (!item) {
+      slot = getSlot(state, ev.slot);
+      item = addItem(state, ev.slot, { type: "compaction", v: 0, tokens: num(ev.before), window: 0, messages: num(ev.messages_before) }, slot ? nextRound(slot) : undefined);
+      [, round] = findLast(state, ev.slot, (it) => it === item);
+    }
+    Object.assign(item, {
+      status: "done",
+      before: num(ev.before),
+      after: num(ev.after),
+      messagesBefore: num(ev.messages_before),
+      messagesAfter: num(ev.messages_after),
+      summarized: num(ev.summarized),
+      summary: typeof ev.summary === "string" ? ev.summary : formatSummary(ev.summary),
+    });
+    if (state.context && state.context.slot === (ev.slot ?? null) && state.context.window > 0) {
+      // Until the next request reports, the gauge shows the estimate after compaction.
+      const used = item.after;
+      state.context = { ...state.context, used, fraction: used / state.context.window, estimated: true };
+    }
+    touch(item, round, slot);
+  },
+  request_completed(state, ev) {
+    const slot = getSlot(state, ev.slot);
+    const purpose = String(ev.purpose ?? "answer");
+    const u = normUsage(ev.usage);
+    const item = {
+      type: "request",
+      v: 0,
+      request: num(ev.request),
+      purpose,
+      latencyMs: num(ev.latency_ms, null),
+      model: String(ev.model ?? ""),
+      ended: String(ev.ended ?? "completed"),
+      input: u.input_tokens,
+      output: u.output_tokens,
+      cost: u.cost,
+    };
+    let roundNo;
+    if (purpose === "compaction") {
+      // Its numbers count compactions, not rounds: it goes with the compaction marker it wrote.
+      const [marker] = findLast(state, ev.slot, (it) => it.type === "compaction");
+      roundNo = marker?.round ?? (slot ? nextRound(slot) : undefined);
+    } else roundNo = evRound(slot, ev.request);
+    addItem(state, ev.slot, item, roundNo);
   },
   processing_complete(state, ev) {
     state.ended = true;

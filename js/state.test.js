@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createState, displayStatus, KNOWN_KINDS, reduce, replay, slotAnswer } from "./state.js";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer } from "./state.js";
 import { formatArgs, formatCost, formatCount, formatElapsed, formatJSON, formatMs, formatResult, isLong, retryText } from "./format.js";
 import { appendCoalesced, openaiMessages } from "./transcript.js";
 import { ev, fullRun } from "./test/fixtures.js";
@@ -7,8 +10,13 @@ import { ev, fullRun } from "./test/fixtures.js";
 describe("reducer", () => {
   it("knows every kind in events.py", () => {
     expect([...KNOWN_KINDS].sort()).toEqual(
-      ["approval_requested", "approval_resolved", "checkpoint_reached", "guard_tripped", "processing_complete", "retrying", "run_started", "run_warning", "slot_completed", "slot_failed", "slot_retracted", "slot_started", "thinking_delta", "token_delta", "tool_completed", "tool_started", "usage_updated"].sort(),
+      ["approval_requested", "approval_resolved", "checkpoint_reached", "compaction_finished", "compaction_started", "context_updated", "guard_tripped", "processing_complete", "request_completed", "retrying", "run_resumed", "run_started", "run_warning", "slot_completed", "slot_failed", "slot_retracted", "slot_started", "thinking_delta", "token_delta", "tool_completed", "tool_started", "usage_updated"].sort(),
     );
+    // …and every kind the Python side declares is either handled or shown as a teaching payload.
+    const py = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../src/agentcell/events.py"), "utf8");
+    const declared = [...py.matchAll(/kind: Literal\["([a-z_]+)"\]/g)].map((m) => m[1]);
+    expect(declared.length).toBeGreaterThan(20);
+    expect(declared.filter((k) => !KNOWN_KINDS.includes(k) && !PAYLOAD_KINDS.has(k))).toEqual([]);
   });
 
   it("replays a full run", () => {

@@ -4,9 +4,9 @@
 // schedules one render on the next animation frame (with a timer fallback for hidden tabs), so the DOM
 // is touched at most once per frame whatever the event rate.
 import { createState, currentSlotUsage, displayStatus, isTextType, reduce, slotAnswer, TERMINAL } from "./state.js";
-import { formatCost, formatCount, formatElapsed, formatJSON, statusLabel } from "./format.js";
+import { formatCost, formatCount, formatElapsed, formatJSON, formatTokens, plural, statusLabel } from "./format.js";
 import { h, setAttr, setText, swap, syncChildren } from "./render/dom.js";
-import { renderItem } from "./render/items.js";
+import { renderItem, TEACH_ONLY_ITEMS } from "./render/items.js";
 import { AnswerView } from "./render/answer.js";
 import { appendCoalesced, buildTranscript, openaiMessages } from "./transcript.js";
 
@@ -29,6 +29,42 @@ function meterEl(cls, label) {
     h("span", { class: "agentcell-bar", "aria-hidden": "true" }, bar),
   );
   return { el, bar, text };
+}
+
+/** run_started.tools + run_started.tool_schemas ([{name, description, parameters_json_schema}]) → elements. */
+function toolDeclarations(tools, schemas) {
+  const byName = new Map();
+  for (const t of tools) byName.set(t, null);
+  const structured = Array.isArray(schemas) && schemas.every((s) => s && typeof s === "object" && !Array.isArray(s));
+  if (structured) for (const s of schemas) byName.set(String(s.name ?? "?"), s);
+  const n = byName.size;
+  const out = [h("div", { class: "agentcell-label" }, n ? `${plural(n, "tool")} offered to the model:` : "no tools offered")];
+  if (n) {
+    const items = [];
+    for (const [name, s] of byName) {
+      const schema = s ? (s.parameters_json_schema ?? s.parameters ?? s.input_schema) : undefined;
+      items.push(
+        h(
+          "li",
+          { class: "agentcell-tool-decl", data: { tool: name } },
+          h("span", { class: "agentcell-tool-name" }, name),
+          s?.description ? h("div", { class: "agentcell-tool-description" }, String(s.description)) : null,
+          schema !== undefined
+            ? h(
+                "details",
+                { class: "agentcell-collapse agentcell-tool-schema", data: { part: `schema-${name}`, tool: name }, open: true },
+                h("summary", { class: "agentcell-collapse-summary" }, "parameters (JSON schema)"),
+                h("pre", { class: "agentcell-pre agentcell-tool-schema-json" }, formatJSON(schema)),
+              )
+            : null,
+        ),
+      );
+    }
+    out.push(h("ul", { class: "agentcell-tool-list" }, items));
+  }
+  // Some other shape: shown as it came.
+  if (schemas != null && !structured) out.push(h("pre", { class: "agentcell-pre agentcell-tool-schemas" }, formatJSON(schemas)));
+  return out;
 }
 
 export function createView(model, el, opts = {}) {
@@ -57,7 +93,16 @@ export function createView(model, el, opts = {}) {
   const mTools = meterEl("agentcell-meter-tools", "tool calls");
   const tokensEl = h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run)" });
   const costEl = h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true });
-  const meter = h("div", { class: "agentcell-meter" }, mReq.el, mTools.el, tokensEl, costEl);
+  const ctxFill = h("span", { class: "agentcell-bar-fill" });
+  const ctxText = h("span", { class: "agentcell-meter-text" });
+  const contextEl = h(
+    "span",
+    { class: "agentcell-meter-item agentcell-context", hidden: true },
+    h("span", { class: "agentcell-meter-label" }, "context "),
+    ctxText,
+    h("span", { class: "agentcell-bar", "aria-hidden": "true" }, ctxFill),
+  );
+  const meter = h("div", { class: "agentcell-meter" }, mReq.el, mTools.el, contextEl, tokensEl, costEl);
 
   const teachBtn = h("button", { type: "button", class: "agentcell-btn agentcell-teach", aria: { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, title: "Teaching view" }, "Teaching view");
   const formatSel = h(
@@ -184,6 +229,7 @@ export function createView(model, el, opts = {}) {
     events = [];
     slotViews = new Map();
     runItemCache = new WeakMap();
+    teachKey = {};
     slotsEl.replaceChildren();
     runItemsEl.replaceChildren();
     shownElapsed = 0;
@@ -311,6 +357,24 @@ export function createView(model, el, opts = {}) {
     const cost = formatCost(u.cost);
     costEl.hidden = cost === "";
     setText(costEl, cost);
+    renderContext();
+  }
+
+  function renderContext() {
+    const c = state.context;
+    contextEl.hidden = !(c && c.window > 0);
+    setAttr(root, "data-segment", state.segment > 1 ? state.segment : null);
+    if (contextEl.hidden) return;
+    const frac = Math.max(0, c.fraction);
+    setText(ctxText, `${c.estimated ? "~" : ""}${formatTokens(c.used)} / ${formatTokens(c.window)}`);
+    setAttr(contextEl, "data-used", c.used);
+    setAttr(contextEl, "data-window", c.window);
+    setAttr(contextEl, "data-fraction", Math.round(frac * 1e4) / 1e4);
+    setAttr(contextEl, "data-level", frac >= 1 ? "full" : frac > 0.8 ? "high" : "ok");
+    setAttr(contextEl, "data-limit", c.window || null); // shows the bar (CSS hides it without a limit)
+    const slot = c.slot != null ? ` of slot ${c.slot}` : "";
+    setAttr(contextEl, "title", `context window in use${slot} after request ${c.request ?? "?"}: ${(frac * 100).toFixed(1)}%${c.estimated ? " (estimate after compaction)" : ""}`);
+    ctxFill.style.width = `${(Math.min(1, frac) * 100).toFixed(1)}%`;
   }
 
   function itemEl(cache, item, ctx, key) {
@@ -359,11 +423,13 @@ export function createView(model, el, opts = {}) {
     const shownStatus = slot.status === "pending" && runEnded ? "skipped" : slot.status;
     setAttr(sv.section, "data-slot-type", slot.type);
     setAttr(sv.section, "data-slot-status", shownStatus);
+    setAttr(sv.section, "data-kept", slot.kept ? "true" : null);
     setText(sv.nameEl, slot.name);
     setText(sv.typeEl, slot.type + (slot.required ? " (required)" : "") + (slot.useTools ? " · tools" : ""));
-    setText(sv.statusE, shownStatus === "completed" ? "done" : shownStatus === "pending" ? "waiting" : statusLabel(shownStatus) || shownStatus);
+    const label = shownStatus === "completed" ? "done" : shownStatus === "pending" ? "waiting" : statusLabel(shownStatus) || shownStatus;
+    setText(sv.statusE, slot.kept ? `${label} (kept from an earlier segment)` : label);
     const u = slot.usage;
-    setText(sv.usageEl, u.requests || u.tool_calls ? `${u.requests} req · ${u.tool_calls} tools` : "");
+    setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}` : "");
 
     // timeline
     const roundEls = [];
@@ -380,6 +446,8 @@ export function createView(model, el, opts = {}) {
       if (rv.key !== rkey) {
         rv.key = rkey;
         syncChildren(rv.items, round.items.map((it) => itemEl(sv.items, it, ctx, `${ctxKey}|${runEnded}`)));
+        // A round with only teaching items (request rows, payloads) is hidden in the normal view.
+        rv.el.classList.toggle("agentcell-teach-only", round.items.every((it) => TEACH_ONLY_ITEMS.has(it.type)));
       }
       roundEls.push(rv.el);
     }
@@ -408,23 +476,28 @@ export function createView(model, el, opts = {}) {
     setText(sv.error, slot.error ?? "");
   }
 
+  let teachKey = { tools: undefined, schemas: undefined, unknown: -1 };
   function renderTeaching() {
     if (!teaching) return;
-    const tools = state.tools;
-    const children = [h("div", { class: "agentcell-label" }, tools.length ? "tools offered to the model:" : "no tools offered")];
-    if (tools.length) children.push(h("ul", { class: "agentcell-tool-list" }, tools.map((t) => h("li", { class: "agentcell-tool-name" }, t))));
-    if (state.toolSchemas) children.push(h("pre", { class: "agentcell-pre agentcell-tool-schemas" }, formatJSON(state.toolSchemas)));
-    syncChildren(teachToolsEl, children);
-    if (state.unknown.length) {
-      syncChildren(teachUnknownEl, [
-        h("div", { class: "agentcell-label" }, `events this widget does not know yet (${state.unknownCount}):`),
-        h("pre", { class: "agentcell-pre" }, formatJSON(state.unknown)),
-      ]);
-    } else teachUnknownEl.replaceChildren();
+    if (teachKey.tools !== state.tools || teachKey.schemas !== state.toolSchemas) {
+      // Rebuilt only when run_started changes them, so the reader's open/closed <details> stay put.
+      teachKey = { ...teachKey, tools: state.tools, schemas: state.toolSchemas };
+      syncChildren(teachToolsEl, toolDeclarations(state.tools, state.toolSchemas));
+    }
+    if (teachKey.unknown !== state.unknownCount) {
+      teachKey.unknown = state.unknownCount;
+      if (state.unknown.length) {
+        syncChildren(teachUnknownEl, [
+          h("div", { class: "agentcell-label" }, `events this widget does not know yet (${state.unknownCount}):`),
+          h("pre", { class: "agentcell-pre" }, formatJSON(state.unknown)),
+        ]);
+      } else teachUnknownEl.replaceChildren();
+    }
   }
 
   function flush() {
     if (destroyed) return;
+    if (teachKey.state !== state) teachKey = { state }; // a reset or a new run: draw the teaching panel anew
     try {
       const status = displayStatus(model.get("status"), state);
       const ended = TERMINAL.has(status);

@@ -1,7 +1,23 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
 import { h } from "./dom.js";
-import { formatArgs, formatJSON, formatMs, formatResult, isLong, retryText, retractLabel } from "../format.js";
+import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, plural, requestText, retryText, retractLabel } from "../format.js";
+
+/** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
+export const TEACH_ONLY_ITEMS = new Set(["payload", "request"]);
+
+function payloadSummary(kind, d) {
+  if (kind === "model_request" && Array.isArray(d.messages)) {
+    const earlier = Number.isFinite(d.offset) && d.offset > 0 ? ` (after ${plural(d.offset, "earlier message")})` : "";
+    const tools = Array.isArray(d.tools) && d.tools.length ? ` · ${plural(d.tools.length, "tool")} offered` : "";
+    return `model request · round ${d.round ?? "?"} · ${plural(d.messages.length, "message")}${earlier}${tools}`;
+  }
+  if (kind === "model_response" && Array.isArray(d.parts)) {
+    const u = d.usage && typeof d.usage === "object" ? ` · ${formatCount(d.usage.input_tokens ?? 0)} in / ${formatCount(d.usage.output_tokens ?? 0)} out` : "";
+    return `model response · round ${d.round ?? "?"} · ${plural(d.parts.length, "part")}${u}${d.model_name ? ` · ${d.model_name}` : ""}`;
+  }
+  return kind.replace(/_/g, " ");
+}
 
 function collapsible(part, cls, label, text, { open = false } = {}) {
   return h(
@@ -30,7 +46,7 @@ const RENDER = {
     return h(
       "details",
       { class: "agentcell-item agentcell-thinking", data: { part: "thinking", round: item.round } },
-      h("summary", { class: "agentcell-collapse-summary" }, `thinking (${n.toLocaleString("en")} chars)`),
+      h("summary", { class: "agentcell-collapse-summary" }, `thinking (${plural(n, "char")})`),
       h("div", { class: "agentcell-thinking-text" }, item.text),
     );
   },
@@ -124,12 +140,64 @@ const RENDER = {
   },
 
   payload(item) {
-    const { kind, run_id: _r, slot: _s, t: _t, round: _rd, ...rest } = item.data ?? {};
+    const data = item.data ?? {};
+    const { kind, run_id: _r, slot: _s, t: _t, round: _rd, ...rest } = data;
     return h(
       "details",
-      { class: "agentcell-item agentcell-payload agentcell-teach-only", data: { part: `payload-${kind}`, kind } },
-      h("summary", { class: "agentcell-collapse-summary" }, kind.replace(/_/g, " ")),
+      { class: "agentcell-item agentcell-payload agentcell-teach-only", data: { part: `payload-${kind}`, kind, round: item.round } },
+      h("summary", { class: "agentcell-collapse-summary" }, payloadSummary(kind, data)),
       h("pre", { class: "agentcell-pre" }, formatJSON(rest)),
+    );
+  },
+
+  request(item) {
+    return h(
+      "div",
+      {
+        class: "agentcell-item agentcell-request agentcell-teach-only",
+        data: { request: item.request, purpose: item.purpose, ended: item.ended, "latency-ms": item.latencyMs, input: item.input, output: item.output, round: item.round },
+        title: item.model ? `model: ${item.model}` : null,
+      },
+      requestText(item),
+    );
+  },
+
+  compaction(item) {
+    const done = item.status === "done";
+    const text = done
+      ? `history compacted: ${formatTokens(item.before)} → ${formatTokens(item.after)} tokens`
+      : `compacting history: ~${formatTokens(item.tokens)} tokens${item.window ? ` of ${formatTokens(item.window)}` : ""}…`;
+    const detail = done
+      ? `${plural(item.summarized, "message")} summarized (${item.messagesBefore} → ${plural(item.messagesAfter, "message")})`
+      : item.messages ? plural(item.messages, "message") : "";
+    return h(
+      "div",
+      {
+        class: "agentcell-item agentcell-compaction",
+        data: { compaction: done ? "done" : "running", before: done ? item.before : item.tokens, after: done ? item.after : null, round: item.round },
+        role: done ? null : "status",
+      },
+      h("div", { class: "agentcell-compaction-head" }, h("span", { class: "agentcell-compaction-text" }, text), detail ? h("span", { class: "agentcell-compaction-detail" }, detail) : null),
+      done && item.summary
+        ? h(
+            "details",
+            { class: "agentcell-collapse agentcell-compaction-summary", data: { part: "compaction-summary" } },
+            h("summary", { class: "agentcell-collapse-summary" }, `summary the model now reads (${plural(item.summary.length, "char")})`),
+            h("div", { class: "agentcell-compaction-summary-text" }, item.summary),
+          )
+        : null,
+    );
+  },
+
+  resumed(item) {
+    const parts = [];
+    if (item.kept?.length) parts.push(`kept: ${item.kept.join(", ")}`);
+    if (item.restarting) parts.push(`restarting: ${item.restarting}`);
+    return h(
+      "div",
+      { class: "agentcell-item agentcell-resumed", data: { segment: item.segment, round: item.round } },
+      h("span", { class: "agentcell-resumed-text" }, `resumed (segment ${item.segment})`),
+      parts.length ? h("span", { class: "agentcell-resumed-detail" }, parts.join(" · ")) : null,
     );
   },
 };

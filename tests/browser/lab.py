@@ -90,6 +90,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     manager = settings / "@jupyter-widgets" / "jupyterlab-manager"
     manager.mkdir(parents=True)
     (manager / "plugin.jupyterlab-settings").write_text(json.dumps({"saveState": True}))
+    # JupyterLab 4 detaches cells scrolled out of view ("windowing"); tests read every cell's output.
+    tracker = settings / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(cfg), "JUPYTER_RUNTIME_DIR": str(rt),
            "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(cfg / "ws"),
