@@ -45,3 +45,18 @@ async def test_run_started_carries_tool_schemas_and_each_round_its_request_and_r
     assert responses[1].parts[0]["part_kind"] == "text" and responses[1].parts[0]["content"] == "Ada leads it."
     order = [e.kind for e in events if e.kind in ("model_request", "model_response", "tool_started", "token_delta")]
     assert order[:4] == ["model_request", "model_response", "tool_started", "model_request"]
+
+
+async def test_teaching_events_do_not_repeat_a_long_answer() -> None:
+    long_answer = "word " * 2_000
+
+    async def talk(messages: list[ModelMessage], info: AgentInfo):  # type: ignore[no-untyped-def]
+        yield long_answer
+
+    run = start_run("Talk.\n[[answer]]", model=FunctionModel(stream_function=talk), journal=False)
+    result = await run
+    assert result.answer == long_answer
+    (response,) = [e for e in run.events_so_far if e.kind == "model_response"]
+    content = response.parts[0]["content"]
+    assert content.startswith("word word") and content.endswith("more characters, shown in the run above]")
+    assert len(content) < 2_100

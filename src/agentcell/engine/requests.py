@@ -142,6 +142,19 @@ class ContextKeeper:
         return compacted
 
 
+TEACH_CHARS = 2_000
+"""Longest text a teaching event carries per message or part: the answer itself already streamed."""
+
+
+def _clipped(item: dict[str, Any]) -> dict[str, Any]:
+    """`item` with a long `content` cut, so teaching events never repeat a long answer or tool result."""
+    content = item.get("content")
+    if not isinstance(content, str) or len(content) <= TEACH_CHARS:
+        return item
+    more = len(content) - TEACH_CHARS
+    return {**item, "content": f"{content[:TEACH_CHARS]}… [{more} more characters, shown in the run above]"}
+
+
 def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
     return Usage(
         requests=1,
@@ -217,7 +230,7 @@ class SlotRequests(AbstractCapability[Any]):
                 run_id=self.state.run_id,
                 slot=self.slot,
                 round=self._count + 1,
-                messages=tuple(messages[offset:]),
+                messages=tuple(_clipped(m) for m in messages[offset:]),
                 offset=offset,
                 tools=tools,
             )
@@ -236,7 +249,7 @@ class SlotRequests(AbstractCapability[Any]):
                 run_id=state.run_id,
                 slot=self.slot,
                 round=self._count,
-                parts=tuple(to_jsonable_python(part, fallback=repr) for part in response.parts),
+                parts=tuple(_clipped(to_jsonable_python(part, fallback=repr)) for part in response.parts),
                 usage=row,
                 model_name=response.model_name or self.model.model_name,
             )
