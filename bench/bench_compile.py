@@ -1,6 +1,7 @@
 """Template compile time against template size, to show it grows linearly.
 
-Run: `python bench/bench_compile.py` (add `--quick` to stop at 100 KB). For each shape it compiles
+Run: `python bench/bench_compile.py` (add `--quick` to stop at 100 KB; `--json` also writes
+`bench/results/bench_compile.json`, or `--json PATH`). For each shape it compiles
 1 KB, 10 KB, 100 KB and 1 MB templates (best of a few runs) and prints ms and ms/KB: a flat ms/KB
 column is linear time. Realistic shapes compile; pathological ones end in a `TemplateSyntaxError`,
 which is timed the same way.
@@ -9,6 +10,9 @@ which is timed the same way.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
 import sys
 import time
 from collections.abc import Callable
@@ -77,7 +81,11 @@ def timed(source: str, repeats: int) -> tuple[float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="stop at 100 KB")
+    default_json = str(Path(__file__).resolve().parent / "results" / "bench_compile.json")
+    parser.add_argument("--json", nargs="?", const=default_json, metavar="PATH",
+                        help="also write the figures as JSON (default bench/results/bench_compile.json)")
     args = parser.parse_args()
+    rows: list[dict[str, object]] = []
     sizes = [1_000, 10_000, 100_000] + ([] if args.quick else [1_000_000])
     print(f"{'shape':24} {'size':>7} {'ms':>10} {'ms/KB':>8}  outcome")
     for shape, make in SHAPES.items():
@@ -86,7 +94,18 @@ def main() -> None:
             ms, outcome = timed(source, repeats=3 if size < 1_000_000 else 1)
             kb = max(len(source), 1) / 1000
             print(f"{shape:24} {len(source) // 1000:>5}KB {ms:>10.2f} {ms / kb:>8.3f}  {outcome}")
+            rows.append({"shape": shape, "chars": len(source), "ms": round(ms, 3), "ms_per_kb": round(ms / kb, 4),
+                         "outcome": outcome})
         print()
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        machine = {"nproc": os.cpu_count(), "python": platform.python_version(),
+                   "load_avg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+        command = " ".join(["python", *sys.argv])
+        out.write_text(json.dumps({"benchmark": "bench_compile", "command": command, "rows": rows,
+                                   "machine": machine}, indent=2) + "\n")
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":
