@@ -33,3 +33,14 @@ def test_import_does_not_load_pydantic_ai_or_widgets() -> None:
     code = "import sys, agentcell; print(sorted(m for m in ('pydantic_ai', 'anywidget', 'jinja2') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_load_ext_does_not_load_pydantic_ai_or_widgets() -> None:
+    code = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'agentcell')\n"
+        "print(sorted(m for m in ('pydantic_ai', 'anywidget', 'jinja2') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

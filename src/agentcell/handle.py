@@ -20,6 +20,7 @@ from pydantic_ai.usage import UsageLimits
 from .engine import ApprovalDecision, Run, start_run
 from .events import ApprovalRequested, Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
 from .launch import LaunchSpec
+from .registry import RunRegistry
 from .result import RunResult
 from .template.program import Template
 from .widget import AgentWidget
@@ -147,32 +148,6 @@ class RunHandle:
             self.widget.apply(event)
         for fn in self._watchers:
             fn(event)
-
-
-class RunRegistry:
-    """Strong references to background runs, keyed by cell id, so re-running a cell replaces its run."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, RunHandle] = {}
-
-    def add(self, key: str, handle: RunHandle) -> None:
-        previous = self.runs.get(key)
-        if previous is not None:
-            previous.cancel()
-        self.runs[key] = handle
-        if handle.task is not None:
-            handle.task.add_done_callback(lambda _t: self._forget(key, handle))
-
-    def _forget(self, key: str, handle: RunHandle) -> None:
-        if self.runs.get(key) is handle:
-            del self.runs[key]
-
-    def stop_all(self) -> int:
-        """Cancel every run still going; returns how many were asked to stop."""
-        live = [h for h in self.runs.values() if not h.done]
-        for handle in live:
-            handle.cancel()
-        return len(live)
 
 
 def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None) -> RunHandle:

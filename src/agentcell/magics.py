@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
@@ -23,7 +23,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Int, Unicode
 
 from .errors import AgentcellError
-from .launch import LaunchSpec
+from .registry import RunRegistry
+
+if TYPE_CHECKING:
+    from .launch import LaunchSpec
 
 CONFIG_KEYS = ("model", "max_iter", "max_calls", "max_tokens", "approve", "interrupt_stops_runs")
 SUBCOMMANDS = ("config", "tools", "stop", "show", "export")
@@ -47,8 +50,6 @@ class AgentMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
-        from .handle import RunRegistry
-
         self.registry = RunRegistry()
         self.observe(self._on_interrupt_setting, names=["interrupt_stops_runs"])
 
