@@ -99,3 +99,15 @@ async def test_stop_message_calls_the_stop_callback_directly() -> None:
     w.bind(loop=asyncio.get_running_loop(), on_stop=lambda: calls.append("stop"))
     w._on_frontend_msg(w, {"kind": "stop"}, [])
     assert calls == ["stop"]
+
+
+def test_a_snapshot_is_not_changed_by_later_events() -> None:
+    log = EventLog()
+    for text in ("a", "b"):
+        log.add(to_wire(TokenDelta(run_id="r", slot="s", text=text), t=0))
+    first = log.snapshot()
+    log.add(to_wire(TokenDelta(run_id="r", slot="s", text="c"), t=1))
+    log.add(to_wire(ThinkingDelta(run_id="r", slot="s", text="x", round=2), t=2))
+    assert [e["text"] for e in first] == ["ab"]
+    assert [e["text"] for e in log.snapshot()] == ["abc", "x"]
+    assert [e["text"] for e in log.take()] == ["abc", "x"] and log.snapshot() == []

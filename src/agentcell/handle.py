@@ -41,7 +41,8 @@ class RunHandle:
         self.loop = loop
         self.task: asyncio.Task[None] | None = None
         self._results: dict[str, Any] = {}
-        self._partial: dict[str, str] = {}
+        self._partial: dict[str, list[str]] = {}
+        """Slot → streamed answer pieces (joined when read)."""
         self._usage = Usage()
         self._watchers: list[Callable[[Event], None]] = []
 
@@ -76,7 +77,7 @@ class RunHandle:
             if result.answer is not None or not result.partial:
                 return result.answer
             return list(result.partial.values())[-1]
-        return list(self._partial.values())[-1] if self._partial else None
+        return "".join(list(self._partial.values())[-1]) if self._partial else None
 
     @property
     def usage(self) -> Usage:
@@ -136,7 +137,7 @@ class RunHandle:
     def _observe(self, event: Event) -> None:
         match event:
             case TokenDelta():
-                self._partial[event.slot] = self._partial.get(event.slot, "") + event.text
+                self._partial.setdefault(event.slot, []).append(event.text)
             case SlotCompleted():
                 self._results[event.slot] = event.value
                 self._partial.pop(event.slot, None)

@@ -40,8 +40,6 @@ from .events import Event, ProcessingComplete, RunStarted
 from .wire import (
     EventLog,
     FrontendMsg,
-    WireEvent,
-    append_coalesced,
     jsonable,
     to_wire,
     transcript_json,
@@ -97,7 +95,7 @@ class AgentWidget(anywidget.AnyWidget):
         self.events_log = EventLog()
         self.messages_sent = 0
         """Custom messages sent so far (benchmarks and tests read it)."""
-        self._pending: list[WireEvent] = []
+        self._pending = EventLog()
         self._t0 = time.monotonic()
         self._last_flush = 0.0
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -120,7 +118,7 @@ class AgentWidget(anywidget.AnyWidget):
         """Record one event and schedule it for the browser."""
         wire = to_wire(event, t=self._now())
         self.events_log.add(wire)
-        append_coalesced(self._pending, wire)
+        self._pending.add(wire)
         if isinstance(event, RunStarted):
             self.status = "running"
         if isinstance(event, ProcessingComplete):
@@ -204,7 +202,7 @@ class AgentWidget(anywidget.AnyWidget):
 
     def fail(self, message: str) -> None:
         """Show an error that escaped the run (the run itself reports its own failures as events)."""
-        self._pending.append({"kind": "run_warning", "run_id": "", "slot": None, "message": message, "t": 0})
+        self._pending.add({"kind": "run_warning", "run_id": "", "slot": None, "message": message, "t": 0})
         self.flush()
         self.status = "failed"
 
@@ -215,7 +213,7 @@ class AgentWidget(anywidget.AnyWidget):
             self._flush_handle = None
         if not self._pending:
             return
-        batch, self._pending = self._pending, []
+        batch = self._pending.take()
         self._last_flush = time.monotonic()
         self.messages_sent += 1
         self.send({"kind": "events", "events": batch, "t": self._now()})

@@ -91,26 +91,46 @@ def _mergeable(a: WireEvent, b: WireEvent) -> bool:
     )
 
 
-def append_coalesced(events: list[WireEvent], event: WireEvent) -> None:
-    """Append `event`, merging it into the previous one when both are text deltas of one round."""
-    if events and _mergeable(events[-1], event):
-        last = events[-1]
-        events[-1] = {**last, "text": last["text"] + event["text"], "t": event["t"]}
-    else:
-        events.append(event)
-
-
 class EventLog:
-    """Every wire event of a run, text deltas merged; `snapshot()` is what a late view replays."""
+    """Wire events in order, consecutive text deltas of one slot and round merged into one event.
+
+    The merged text is kept as a list of pieces and joined only when read (`snapshot`/`take`):
+    concatenating per token would copy the whole answer on every token (quadratic in its length).
+    Only the last event is ever changed; earlier ones are sealed and shared with snapshots.
+    """
 
     def __init__(self) -> None:
         self._events: list[WireEvent] = []
+        self._pieces: list[str] = []
+        """Text pieces of the last event while it is an open text delta."""
 
     def add(self, event: WireEvent) -> None:
-        append_coalesced(self._events, event)
+        if self._events and self._pieces and _mergeable(self._events[-1], event):
+            self._pieces.append(event["text"])
+            self._events[-1]["t"] = event["t"]
+            return
+        self._seal()
+        self._events.append(dict(event))  # our own copy: the same event also goes to other logs
+        self._pieces = [event["text"]] if event["kind"] in _TEXT_KINDS else []
 
     def snapshot(self) -> list[WireEvent]:
-        return list(self._events)
+        """Every event so far (text joined); the caller may keep the list."""
+        self._seal()
+        if not self._events:
+            return []
+        return [*self._events[:-1], dict(self._events[-1])]
+
+    def take(self) -> list[WireEvent]:
+        """Every event so far, emptying the log (a batch to send)."""
+        events = self.snapshot()
+        self._events, self._pieces = [], []
+        return events
+
+    def _seal(self) -> None:
+        if len(self._pieces) > 1:
+            joined = "".join(self._pieces)
+            self._events[-1]["text"] = joined
+            self._pieces = [joined]
 
     def __len__(self) -> int:
         return len(self._events)

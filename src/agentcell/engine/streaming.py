@@ -45,8 +45,9 @@ class SlotStream:
         self._gathering: set[int] = set()
         self._invalid: dict[str, ToolCallPart] = {}
         self.round = 0
-        self.shown = ""
-        """Answer text shown in the current round and not retracted."""
+        self._shown: list[str] = []
+        """Answer text shown in the current round and not retracted, as pieces (joined on demand:
+        `+=` on an attribute copies the whole string per token)."""
         self.messages: list[ModelMessage] = []
         """The run's live message list (history included), kept so a stopped run keeps its transcript."""
         self.resumed: tuple[ModelMessage, ...] = ()
@@ -84,14 +85,19 @@ class SlotStream:
         elif isinstance(event, FunctionToolResultEvent) and event.tool_call_id in self._invalid:
             self._refused(self._invalid.pop(event.tool_call_id), event.part, step)
 
+    @property
+    def shown(self) -> str:
+        """Answer text shown in the current round and not retracted."""
+        return "".join(self._shown)
+
     async def _text(self, text: str, step: int) -> None:
         if not self._streams_text or not text or step in self._gathering:
             return
         if step != self.round:
-            self.round, self.shown = step, ""
+            self.round, self._shown = step, []
         # A pending guard is joined before any answer text is shown (SPEC §3.6).
         await self._state.guards.join()
-        self.shown += text
+        self._shown.append(text)
         self._state.emit(TokenDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
 
     def _thinking(self, text: str, step: int) -> None:
@@ -100,7 +106,7 @@ class SlotStream:
 
     def _tool_call(self, step: int) -> None:
         self._gathering.add(step)
-        if self.shown and self.round == step:
+        if self._shown and self.round == step:
             self.retract("gathering")
 
     def new_messages(self) -> tuple[ModelMessage, ...]:
@@ -137,9 +143,9 @@ class SlotStream:
 
     def retract(self, reason: RetractReason) -> None:
         """Withdraw the text shown this round (a consumer that drew it drops it)."""
-        if not self.shown:
+        if not self._shown:
             return
-        text, self.shown = self.shown, ""
+        text, self._shown = self.shown, []
         self._state.emit(
             SlotRetracted(run_id=self._state.run_id, slot=self._slot, reason=reason, text=text, round=self.round)
         )
