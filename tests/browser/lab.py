@@ -173,3 +173,22 @@ def screenshot(page: Any, name: str) -> Path:
     path = ARTIFACTS / name
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+def word_count(locator: Any) -> int:
+    return len((locator.text_content(timeout=5_000) or "").split())
+
+
+def wait_for_words(locator: Any, n: int, *, timeout: float = 30.0) -> int:
+    """Wait until the element holds more than `n - 1` words; re-resolves the locator on every poll.
+
+    (An element handle would go stale when the view re-renders, e.g. on a snapshot, and never update.)
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        count = word_count(locator) if locator.count() else 0
+        if count >= n:
+            return count
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{locator} held {count} words after {timeout} s; wanted {n}")
+        time.sleep(0.05)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.lab import Lab, cell, open_notebook, run_cell, screenshot, sync_api, wait_cell_done
+from tests.browser.lab import Lab, cell, open_notebook, run_cell, screenshot, sync_api, wait_cell_done, wait_for_words
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -28,8 +28,7 @@ def test_stop_click_stops_streaming_and_keeps_the_partial_answer(lab: Lab, page:
     expect(widget).to_contain_text("offline")
     answer = widget.locator('.agentcell-answer[data-slot="answer"]')
     # Wait until several words have streamed in, then click Stop mid-stream.
-    page.wait_for_function(
-        "(el) => el.textContent.trim().split(/\\s+/).length >= 6", arg=answer.element_handle(), timeout=30_000)
+    wait_for_words(answer, 6)
     widget.locator(".agentcell-stop").click()
     expect(widget).to_have_attribute("data-status", "stopped", timeout=5_000)
     shown_at_stop = answer.text_content() or ""

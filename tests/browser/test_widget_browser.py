@@ -15,7 +15,17 @@ from typing import Any
 import nbformat
 import pytest
 
-from tests.browser.lab import ARTIFACTS, Lab, cell, open_notebook, run_cell, screenshot, sync_api, wait_cell_done
+from tests.browser.lab import (
+    ARTIFACTS,
+    Lab,
+    cell,
+    open_notebook,
+    run_cell,
+    screenshot,
+    sync_api,
+    wait_cell_done,
+    wait_for_words,
+)
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -99,7 +109,7 @@ def test_a_run_renders_every_element_and_is_screenshotted_in_light_and_dark(lab:
     answer = widget.locator('.agentcell-answer[data-slot="answer"]')
     # Streaming: part of the answer is on screen while the run is still going.
     expect(widget).to_have_attribute("data-status", "running")
-    page.wait_for_function("(el) => el.textContent.trim().split(/\\s+/).length >= 3", arg=answer.element_handle())
+    wait_for_words(answer, 3)
     assert widget.get_attribute("data-status") == "running"
     expect(widget).to_have_attribute("data-status", "completed", timeout=30_000)
     # Header: model, status, elapsed, meter.
@@ -243,8 +253,7 @@ def test_reload_mid_run_shows_the_run_so_far_and_keeps_streaming(lab: Lab, page:
     wait_cell_done(page, 0)
     run_cell(page, 1)
     answer = cell(page, 1).locator('.agentcell .agentcell-answer[data-slot="answer"]')
-    page.wait_for_function("(el) => el.textContent.trim().split(/\\s+/).length >= 8", arg=answer.element_handle(),
-                           timeout=30_000)
+    wait_for_words(answer, 8)
     page.evaluate("() => { void window.jupyterapp.commands.execute('docmanager:save'); }")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
     t_reload = time.monotonic()
@@ -256,14 +265,12 @@ def test_reload_mid_run_shows_the_run_so_far_and_keeps_streaming(lab: Lab, page:
     widget = cell(page, 1).locator(".agentcell")
     expect(widget).to_have_attribute("data-status", "running", timeout=30_000)
     answer = widget.locator('.agentcell-answer[data-slot="answer"]')
-    page.wait_for_function("(el) => el.textContent.trim().split(/\\s+/).length >= 8", arg=answer.element_handle(),
-                           timeout=10_000)
+    wait_for_words(answer, 8, timeout=10)
     seen = _words(answer)
     # Elapsed comes from the kernel's clock: the view opened now, the run started seconds ago.
     elapsed = float(re.sub(r"[^\d.]", "", widget.locator(".agentcell-elapsed").inner_text()))
     assert elapsed >= float(re.sub(r"[^\d.]", "", started)) + (time.monotonic() - t_reload) * 0.5
-    page.wait_for_function("([el, n]) => el.textContent.trim().split(/\\s+/).length > n",
-                           arg=[answer.element_handle(), seen], timeout=10_000)
+    wait_for_words(answer, seen + 1, timeout=10)
     expect(widget).to_have_attribute("data-status", "completed", timeout=30_000)
     assert "Switch with" in (answer.text_content() or "")  # the end of the offline answer arrived
     screenshot(page, "widget-after-reload.png")
