@@ -17,9 +17,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from .engine import ApprovalDecision, Run, start_run
+from .engine import ApprovalDecision, Run
 from .events import ApprovalRequested, Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
-from .launch import LaunchSpec
+from .launch import LaunchSpec, start
 from .registry import RunRegistry
 from .result import RunResult
 from .template.program import Template
@@ -161,18 +161,7 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None) -> RunHandl
     provenance = {"template_sha256": spec.template.sha256, "template_name": spec.template.name}
     view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance)
     approvals = WidgetApprovals(loop) if view is not None else None
-    run = start_run(
-        spec.template,
-        context=spec.context,
-        model=spec.model,
-        tools=spec.tools,
-        deps=spec.deps,
-        deps_type=type(spec.deps) if spec.deps is not None else type(None),
-        limits=spec.limits,
-        approve=approvals,
-        approve_writes=spec.approve_writes,
-        history=spec.history,
-    )
+    run = start(spec, approve=approvals)
     handle = RunHandle(run, widget=view, loop=loop)
     if view is not None:
         assert approvals is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
@@ -17,6 +17,9 @@ from pydantic_ai.usage import UsageLimits
 
 from .notebook import current_cell_id, namespace_snapshot, notebook_tools
 from .template.program import Template
+
+if TYPE_CHECKING:
+    from .engine import ApproveCallback, Run
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,6 +107,28 @@ def cassette_model(model: str | Model | None, *, record: str | None, replay: str
         return cassette.replay(replay)
     assert record is not None
     return cassette.record(record, model)
+
+
+def start(spec: LaunchSpec, *, approve: ApproveCallback | None = None) -> Run:
+    """Start the engine run a spec describes, on the running loop; returns the engine's `Run`.
+
+    The one place a cell's spec becomes `start_run` arguments (background, `--wait` and terminal
+    modes all come through here); `approve` is the widget's Approve/Deny callback, if any.
+    """
+    from .engine import start_run
+
+    return start_run(
+        spec.template,
+        context=spec.context,
+        model=spec.model,
+        tools=spec.tools,
+        deps=spec.deps,
+        deps_type=type(spec.deps) if spec.deps is not None else type(None),
+        limits=spec.limits,
+        approve=approve,
+        approve_writes=spec.approve_writes,
+        history=spec.history,
+    )
 
 
 def stop_hint() -> str:

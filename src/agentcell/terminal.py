@@ -95,11 +95,9 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 async def _run(spec: LaunchSpec, printer: Printer, kept: list[RunResult]) -> RunResult:
-    from .engine import start_run
+    from .launch import start
 
-    run = start_run(spec.template, context=spec.context, model=spec.model, tools=spec.tools, deps=spec.deps,
-                    deps_type=type(spec.deps) if spec.deps is not None else type(None), limits=spec.limits,
-                    approve_writes=spec.approve_writes, history=spec.history)
+    run = start(spec)
     try:
         async for event in run.events():
             printer(event)

@@ -60,3 +60,26 @@ async def test_teaching_events_do_not_repeat_a_long_answer() -> None:
     content = response.parts[0]["content"]
     assert content.startswith("word word") and content.endswith("more characters, shown in the run above]")
     assert len(content) < 2_100
+
+
+async def test_each_request_carries_only_what_is_new_and_instructions_once() -> None:
+    calls = 0
+
+    async def three_calls(messages: list[ModelMessage], info: AgentInfo):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        if calls <= 3:
+            yield {0: DeltaToolCall(name="lookup", json_args=f'{{"code": "M{calls}"}}', tool_call_id=f"c{calls}")}
+        else:
+            yield "done"
+
+    run = start_run("<system>Be brief.</system>Q\n[[answer|use_tools=true]]",
+                    model=FunctionModel(stream_function=three_calls), tools=[lookup], journal=False)
+    await run
+    requests = [e for e in run.events_so_far if e.kind == "model_request"]
+    assert [(r.round, r.offset, [m["role"] for m in r.messages]) for r in requests] == [
+        (1, 0, ["system", "user"]),
+        (2, 2, ["assistant", "tool"]),
+        (3, 4, ["assistant", "tool"]),
+        (4, 6, ["assistant", "tool"]),
+    ]

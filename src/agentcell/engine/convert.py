@@ -25,10 +25,13 @@ from pydantic_ai.messages import (
 OpenAIMessage = dict[str, Any]
 
 
-def to_openai(messages: Iterable[ModelMessage]) -> list[OpenAIMessage]:
-    """Convert a pydantic-ai transcript to a Chat Completions `messages` list."""
+def to_openai(messages: Iterable[ModelMessage], *, system: str | None = None) -> list[OpenAIMessage]:
+    """Convert a pydantic-ai transcript to a Chat Completions `messages` list.
+
+    `system` is the instructions already in force before `messages` (when converting a tail of a
+    longer transcript), so they are not emitted again.
+    """
     out: list[OpenAIMessage] = []
-    system: str | None = None
     for message in messages:
         if isinstance(message, ModelRequest):
             # Instructions are re-sent on every request; emit a system message only when they change.

@@ -180,6 +180,11 @@ class SlotRequests(AbstractCapability[Any]):
     """What this slot's rows have reported so far (a cut-off request's row gets the rest)."""
     _shown: int = 0
     """How many OpenAI-shape messages of this slot's requests the teaching events already carried."""
+    _seen: int = 0
+    """How many pydantic-ai messages the previous request held (the next one converts only the rest)."""
+    _last_seen: ModelMessage | None = None
+    _system: str | None = None
+    """Instructions in force at the end of what was already converted."""
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
@@ -220,17 +225,24 @@ class SlotRequests(AbstractCapability[Any]):
         return request_context
 
     def _teach_request(self, request_context: ModelRequestContext) -> None:
-        messages = to_openai(request_context.messages)
-        # After a compaction the list shrinks: then send it whole again.
-        offset = self._shown if self._shown <= len(messages) else 0
-        self._shown = len(messages)
+        messages = request_context.messages
+        seen = self._seen
+        if seen and len(messages) >= seen and messages[seen - 1] is self._last_seen:
+            # Only the messages added since the previous request are converted (no O(n²) per run).
+            new = to_openai(messages[seen:], system=self._system)
+            offset = self._shown
+        else:  # the first request, or compaction rewrote the history: send it whole again
+            new, offset = to_openai(messages), 0
+        self._seen, self._last_seen = len(messages), messages[-1] if messages else None
+        self._shown = offset + len(new)
+        self._system = next((m["content"] for m in reversed(new) if m["role"] == "system"), self._system)
         tools = tuple(t.name for t in request_context.model_request_parameters.function_tools)
         self.state.emit(
             ModelRequestSent(
                 run_id=self.state.run_id,
                 slot=self.slot,
                 round=self._count + 1,
-                messages=tuple(_clipped(m) for m in messages[offset:]),
+                messages=tuple(_clipped(m) for m in new),
                 offset=offset,
                 tools=tools,
             )
