@@ -19,7 +19,7 @@ from pydantic_ai.messages import ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 
 from agentcell import complete_async, readonly
-from agentcell.providers import record
+from agentcell import record
 
 HERE = Path(__file__).resolve().parent
 MODULES = {

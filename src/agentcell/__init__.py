@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # name -> module that defines it; resolved lazily by __getattr__ (PEP 562).
 _EXPORTS: dict[str, str] = {
@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "complete_async": "agentcell.engine",
     "ApprovalDecision": "agentcell.engine",
     "Compaction": "agentcell.engine",
-    "record": "agentcell.providers",
+    "record": "agentcell.models",
     "replay": "agentcell.providers",
     "openai_compatible": "agentcell.providers",
     "RetryPolicy": "agentcell.providers",
@@ -106,8 +106,8 @@ if TYPE_CHECKING:
         UndefinedVariableError,
     )
     from .handle import RunHandle, show
-    from .models import offline_model, resolve_model
-    from .providers import RetryPolicy, openai_compatible, record, replay
+    from .models import offline_model, record, resolve_model
+    from .providers import RetryPolicy, openai_compatible, replay
     from .result import RunResult
     from .template import compile_template
     from .tools import readonly, tool

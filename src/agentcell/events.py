@@ -16,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+# Re-exported (`from agentcell.events import Usage` keeps working); they are defined in `usage.py`.
+from .usage import Limits as Limits
+from .usage import RunStatus as RunStatus
+from .usage import Usage as Usage
+
 if TYPE_CHECKING:
     from .result import RunResult
-
-RunStatus: TypeAlias = Literal["completed", "stopped", "halted", "budget_exhausted", "failed"]
-"""How a run (or one slot of it) ended."""
 
 RetractReason: TypeAlias = Literal["gathering", "errored", "halted", "stopped"]
 """Why streamed text stopped counting as the answer.
@@ -30,37 +32,6 @@ RetractReason: TypeAlias = Literal["gathering", "errored", "halted", "stopped"]
 `halted`: a guard tripped after tokens were shown.
 `stopped`: the run was stopped mid-answer (the partial text is kept, marked stopped).
 """
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Usage:
-    """Usage totals for a slot or a run."""
-
-    requests: int = 0
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    """Price in USD where the model's price is known; `None` otherwise."""
-
-    def __add__(self, other: Usage) -> Usage:
-        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
-        return Usage(
-            requests=self.requests + other.requests,
-            tool_calls=self.tool_calls + other.tool_calls,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cost=cost,
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Limits:
-    """The per-slot ceiling a run was started with."""
-
-    requests: int = 20
-    tool_calls: int = 20
-    output_tokens: int = 250_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -99,14 +99,15 @@ def cassette_model(model: str | Model | None, *, record: str | None, replay: str
     if record is None and replay is None:
         return model
     from .errors import ModelConfigError
-    from .providers import cassette
+    from .models import record as recording
+    from .providers.cassette import replay as replaying
 
     if record is not None and replay is not None:
         raise ModelConfigError("--record and --replay cannot be used together (replay a cassette, or record one)")
     if replay is not None:
-        return cassette.replay(replay)
+        return replaying(replay)
     assert record is not None
-    return cassette.record(record, model)
+    return recording(record, model)
 
 
 def start(spec: LaunchSpec, *, approve: ApproveCallback | None = None) -> Run:

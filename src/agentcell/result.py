@@ -15,7 +15,8 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import to_jsonable_python
 
-from .events import Limits, RunStatus, Usage
+from .openai_format import to_openai as openai_messages
+from .usage import Limits, RunStatus, Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,9 +65,7 @@ class RunResult:
 
     def to_openai(self) -> list[dict[str, Any]]:
         """The transcript as an OpenAI Chat Completions `messages` list."""
-        from .engine.convert import to_openai
-
-        return to_openai(self.messages)
+        return openai_messages(self.messages)
 
     def to_json(self) -> str:
         """Everything above as JSON (the transcript in pydantic-ai's own message format)."""

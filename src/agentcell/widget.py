@@ -36,6 +36,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ._version import __version__
 from .events import Event, ProcessingComplete, RunStarted
 from .wire import (
     EventLog,
@@ -184,8 +185,6 @@ class AgentWidget(anywidget.AnyWidget):
             self.log.debug("agentcell: could not update the output: %s", exc)
 
     def _provenance(self, event: ProcessingComplete) -> dict[str, Any]:
-        from . import __version__
-
         result = event.result
         facts: dict[str, Any] = {
             "agentcell_version": __version__,

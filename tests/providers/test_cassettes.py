@@ -11,7 +11,8 @@ import pytest
 from agentcell.engine import start_run
 from agentcell.errors import ModelConfigError
 from agentcell.launch import cassette_model
-from agentcell.providers import CASSETTE_VERSION, Cassette, ReplayModel, record, replay
+from agentcell.models import record
+from agentcell.providers import CASSETTE_VERSION, Cassette, ReplayModel, replay
 from tests.openai_server import Call, Fail, FakeOpenAI, Reply, Text, Think, Usage
 
 from .conftest import kinds, lookup_module, of

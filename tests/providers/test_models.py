@@ -114,7 +114,7 @@ async def test_no_model_anywhere_means_the_offline_default_announced_as_such(mon
 
 
 def test_cassette_models_keep_their_names_and_the_offline_label(tmp_path: Path) -> None:
-    from agentcell.providers import record
+    from agentcell.models import record
 
     recording = record(tmp_path / "c.json", "offline:fast")
     assert isinstance(recording, RecordingModel)

@@ -29,6 +29,7 @@ from ..events import (
     RequestCompleted,
     Usage,
 )
+from ..openai_format import to_openai
 from .compaction import (
     Compaction,
     Replacement,
@@ -40,7 +41,6 @@ from .compaction import (
     with_summary,
 )
 from .context import estimate_tokens, response_tokens
-from .convert import to_openai
 
 SUMMARY_TOOL_CHARS = 2_000
 """Tool results are cut to this many characters in the text the summarizer reads."""

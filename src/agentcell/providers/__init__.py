@@ -1,17 +1,20 @@
-"""Real providers: visible retries, OpenAI-compatible servers, and record/replay cassettes.
+"""Real providers (and the offline one): visible retries, OpenAI-compatible servers, and record/replay cassettes.
 
 * `RetryingModel` / `RetryPolicy` — transient failures retried with backoff, each retry an event (§3.8).
 * `openai_compatible(model, base_url)` — a pydantic-ai `OpenAIChatModel` for Ollama, vLLM, llama.cpp,
   LM Studio or any Chat Completions server; the string form is `openai-compat:MODEL@BASE_URL`.
-* `record(path, model)` / `replay(path)` — a run's responses in a JSON cassette, replayed offline (§3.10).
+* `RecordingModel` / `replay(path)` — a run's responses in a JSON cassette, replayed offline (§3.10);
+  `agentcell.record(path, model)` (in `models.py`, which resolves the model) builds the recorder.
+* `offline_model()` — the scripted default model that needs no key and no network.
 * `request_scope` — how the engine tells a model wrapper which slot is asking and where retries go.
 """
 
 from __future__ import annotations
 
-from .cassette import CASSETTE_VERSION, Cassette, Interaction, RecordingModel, ReplayModel, record, replay
+from .cassette import CASSETTE_VERSION, Cassette, Interaction, RecordingModel, ReplayModel, replay
 from .compat import COMPAT_KEY_VAR, openai_compatible
 from .hooks import RequestScope, RetryNotice, current_scope, request_scope
+from .offline import offline_model
 from .retry import RetryingModel, RetryPolicy, mask_secrets, transient_reason
 
 __all__ = [
@@ -27,8 +30,8 @@ __all__ = [
     "RetryingModel",
     "current_scope",
     "mask_secrets",
+    "offline_model",
     "openai_compatible",
-    "record",
     "replay",
     "request_scope",
     "transient_reason",

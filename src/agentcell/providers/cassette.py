@@ -1,6 +1,7 @@
 """Record and replay (SPEC §3.10): a run's model responses in a versioned, human-readable JSON cassette.
 
-`record(path, model)` wraps a model so that every successful response of the run is written to `path`
+`RecordingModel` (built by `agentcell.record(path, model)`, which lives in `models.py` beside
+`resolve_model`) wraps a model so that every successful response of the run is written to `path`
 (rewritten after each response, so a stopped run still leaves a usable cassette), together with what
 each request carried that the run itself produced: the slot's prompt and the tool results (and
 validation retry prompts) sent back to the model. `replay(path)` is a model that answers from the
@@ -334,14 +335,6 @@ class ReplayStreamedResponse(StreamedResponse):
     @property
     def timestamp(self) -> datetime:
         return self._timestamp
-
-
-def record(path: str | os.PathLike[str], model: str | Model | None = None) -> RecordingModel:
-    """`model` (resolved like `--model`; `None` → configured default) recording its responses to `path`."""
-    from ..models import resolve_model
-
-    resolved = resolve_model(model)
-    return RecordingModel(resolved.model, path, name=resolved.name)
 
 
 REPLAY_DELAY_VAR = "AGENTCELL_REPLAY_DELAY"

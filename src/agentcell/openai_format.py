@@ -3,6 +3,9 @@
 pydantic-ai has no public converter (issues #1942, #5940), and the widget's export and workshops want
 the transcript in the shape most readers know. The mapping is lossy on purpose: thinking and
 provider-native tool traffic are dropped, and multimodal user content is reduced to its text.
+
+The one converter: `RunResult.to_openai()` and the engine's teaching events (`ModelRequestSent`) both
+use it, so it sits in the values layer below `result.py`.
 """
 
 from __future__ import annotations

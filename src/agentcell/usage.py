@@ -1,0 +1,61 @@
+"""What a run spends and may spend: `Usage` totals, the per-slot `Limits`, and how a run ended.
+
+The bottom of the values layer (it imports nothing from agentcell): events, results, the journal and
+the run options all build on these. The budget ceilings (`MAX_REQUESTS`, `MAX_TOOL_CALLS`,
+`MAX_OUTPUT_TOKENS`) are defined here and nowhere else; `RunOptions`, the engine's ceiling, the magic's
+settings and `show()` take their defaults from them. They live beside `Limits` rather than in
+`options.py` because `Limits` is carried by events and results, which `options.py` itself imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+MAX_REQUESTS = 20
+"""Default ceiling of model requests per slot (`UsageLimits.request_limit`, `--max-iter`)."""
+MAX_TOOL_CALLS = 20
+"""Default ceiling of tool calls per slot (`UsageLimits.tool_calls_limit`, `--max-calls`)."""
+MAX_OUTPUT_TOKENS = 250_000
+"""Default ceiling of output tokens per slot (`UsageLimits.output_tokens_limit`, `--max-tokens`)."""
+
+RunStatus: TypeAlias = Literal["completed", "stopped", "halted", "budget_exhausted", "failed"]
+"""How a run (or one slot of it) ended."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Usage totals for a slot or a run."""
+
+    requests: int = 0
+    """Model requests sent."""
+    tool_calls: int = 0
+    """Tool calls run."""
+    input_tokens: int = 0
+    """Tokens sent to the model, as the provider reported them."""
+    output_tokens: int = 0
+    """Tokens the model wrote, as the provider reported them."""
+    cost: float | None = None
+    """Price in USD where the model's price is known; `None` otherwise."""
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(
+            requests=self.requests + other.requests,
+            tool_calls=self.tool_calls + other.tool_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost=cost,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The per-slot ceiling a run was started with."""
+
+    requests: int = MAX_REQUESTS
+    """Model requests per slot."""
+    tool_calls: int = MAX_TOOL_CALLS
+    """Tool calls per slot."""
+    output_tokens: int = MAX_OUTPUT_TOKENS
+    """Output tokens per slot."""
