@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import re
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .registry import RunRegistry
 
 _WAIT_CELL = re.compile(r"^%%agent\b(?P<line>[^\n]*)\n?", re.ASCII)
 _WAIT_FLAG = re.compile(r"(?:^|\s)--wait(?:\s|$)")
@@ -46,7 +49,7 @@ def remove_transformer(ipython: Any) -> None:
         cleanup.remove(wait_transformer)
 
 
-def install_interrupt_hook(ipython: Any, registry: Any, *, enabled: bool) -> bool:
+def install_interrupt_hook(ipython: Any, registry: RunRegistry, *, enabled: bool) -> bool:
     """Make Kernel → Interrupt stop background runs while the kernel is idle (ipykernel only).
 
     Returns whether a hook is now installed. Outside ipykernel (terminal IPython) Ctrl-C already

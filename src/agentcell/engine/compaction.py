@@ -20,6 +20,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
+    ModelResponse,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -186,3 +187,29 @@ async def summarize(model: Model, text: str) -> tuple[str, RunUsage]:
 async def _drain(_ctx: Any, events: AsyncIterable[Any]) -> None:
     async for _ in events:
         pass
+
+
+class ContextKeeper:
+    """One run's context policy and memory: the window, the threshold, remembered summaries.
+
+    It only remembers; `requests.prepare_messages` compacts before each request and reports through
+    the run's state.
+    """
+
+    def __init__(self, *, window: int, compaction: Compaction | None, summarizer: Model | None = None) -> None:
+        self.window = window
+        self.compaction = compaction
+        self.summarizer = summarizer
+        self.memo: list[Replacement] = []
+        self.last_used: dict[str, int] = {}
+        """Slot → tokens the provider reported for its latest request (the estimate builds on it)."""
+        self.compactions = 0
+
+    def estimate(self, slot: str, messages: Sequence[ModelMessage]) -> int:
+        """Tokens the request would carry: chars/4, or the last reported figure plus what came since."""
+        own = estimate_tokens(messages)
+        reported = self.last_used.get(slot)
+        if reported is None:
+            return own
+        last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=-1)
+        return max(own, reported + estimate_tokens(messages[last + 1 :]))

@@ -3,14 +3,14 @@
 `SlotRequests` is a pydantic-ai capability (`before_model_request` / `after_model_request`, the v2
 successor of `history_processors`). It rewrites only the request's own message list, never
 `RunContext.messages`, so what the model reads may be compacted while the run's record stays whole.
-`ContextKeeper` holds what one run shares across its slots: the window, the policy and the
-summaries already paid for.
+`prepare_messages` does the compaction before a request, using the run's `ContextKeeper`
+(`compaction.py`: what one run shares across its slots, the window, the policy and the summaries
+already paid for).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,7 +31,7 @@ from ..events import (
 )
 from ..openai_format import to_openai
 from .compaction import (
-    Compaction,
+    ContextKeeper,
     Replacement,
     apply_replacements,
     choose_cut,
@@ -50,96 +50,83 @@ if TYPE_CHECKING:
     from .streaming import SlotStream
 
 
-class ContextKeeper:
-    """One run's context policy and memory: the window, the threshold, remembered summaries."""
+async def prepare_messages(
+    state: RunState, keeper: ContextKeeper, slot: str, messages: list[ModelMessage], model: Model
+) -> list[ModelMessage]:
+    """What the model reads for this request: remembered summaries, cut tool results, maybe a new summary."""
+    policy = keeper.compaction
+    if policy is None:
+        return messages
+    raw = apply_replacements(messages, keeper.memo)
+    view = truncate_tool_returns(raw, policy.tool_result_chars)  # same length and order as `raw`
+    if policy.threshold is None:
+        return view
+    tokens = keeper.estimate(slot, view)
+    if tokens <= policy.threshold * keeper.window:
+        return view
+    return await _compact(state, keeper, slot, raw, view, tokens, model)
 
-    def __init__(self, *, window: int, compaction: Compaction | None, summarizer: Model | None = None) -> None:
-        self.window = window
-        self.compaction = compaction
-        self.summarizer = summarizer
-        self.memo: list[Replacement] = []
-        self.last_used: dict[str, int] = {}
-        """Slot → tokens the provider reported for its latest request (the estimate builds on it)."""
-        self.compactions = 0
-
-    def estimate(self, slot: str, messages: Sequence[ModelMessage]) -> int:
-        """Tokens the request would carry: chars/4, or the last reported figure plus what came since."""
-        own = estimate_tokens(messages)
-        reported = self.last_used.get(slot)
-        if reported is None:
-            return own
-        last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=-1)
-        return max(own, reported + estimate_tokens(messages[last + 1 :]))
-
-    async def prepare(
-        self, state: RunState, slot: str, messages: list[ModelMessage], model: Model
-    ) -> list[ModelMessage]:
-        """What the model reads for this request: remembered summaries, cut tool results, maybe a new summary."""
-        policy = self.compaction
-        if policy is None:
-            return messages
-        raw = apply_replacements(messages, self.memo)
-        view = truncate_tool_returns(raw, policy.tool_result_chars)  # same length and order as `raw`
-        if policy.threshold is None:
-            return view
-        tokens = self.estimate(slot, view)
-        if tokens <= policy.threshold * self.window:
-            return view
-        return await self._compact(state, slot, raw, view, tokens, model)
-
-    async def _compact(
-        self, state: RunState, slot: str, raw: list[ModelMessage], view: list[ModelMessage], tokens: int, model: Model
-    ) -> list[ModelMessage]:
-        policy = self.compaction
-        assert policy is not None and policy.threshold is not None
-        cut = choose_cut(view, keep_tokens=int(policy.keep * self.window))
-        if cut is None:
-            state.warn(slot, f"context at ~{tokens} of {self.window} tokens and nothing can be compacted")
-            return view
-        run_id, writer = state.run_id, self.summarizer or model
-        state.emit(
-            CompactionStarted(
-                run_id=run_id,
-                slot=slot,
-                tokens=tokens,
-                window=self.window,
-                threshold=policy.threshold,
-                messages=len(view),
-            )
+async def _compact(
+    state: RunState,
+    keeper: ContextKeeper,
+    slot: str,
+    raw: list[ModelMessage],
+    view: list[ModelMessage],
+    tokens: int,
+    model: Model,
+) -> list[ModelMessage]:
+    policy = keeper.compaction
+    assert policy is not None and policy.threshold is not None
+    cut = choose_cut(view, keep_tokens=int(policy.keep * keeper.window))
+    if cut is None:
+        state.warn(slot, f"context at ~{tokens} of {keeper.window} tokens and nothing can be compacted")
+        return view
+    run_id, writer = state.run_id, keeper.summarizer or model
+    state.emit(
+        CompactionStarted(
+            run_id=run_id,
+            slot=slot,
+            tokens=tokens,
+            window=keeper.window,
+            threshold=policy.threshold,
+            messages=len(view),
         )
-        started = time.monotonic()
-        summary, usage = await summarize(writer, transcript_text(raw[:cut], tool_result_chars=SUMMARY_TOOL_CHARS))
-        self.compactions += 1
-        state.usage.update(f"{slot}#compaction{self.compactions}", usage)
-        state.emit(
-            RequestCompleted(
-                run_id=run_id,
-                slot=slot,
-                request=self.compactions,
-                usage=_request_usage(usage.input_tokens, usage.output_tokens, usage.cost),
-                latency_ms=round((time.monotonic() - started) * 1000, 1),
-                model=writer.model_name,
-                purpose="compaction",
-            )
+    )
+    started = time.monotonic()
+    summary, usage = await summarize(writer, transcript_text(raw[:cut], tool_result_chars=SUMMARY_TOOL_CHARS))
+    keeper.compactions += 1
+    state.usage.update(f"{slot}#compaction{keeper.compactions}", usage)
+    state.emit(
+        RequestCompleted(
+            run_id=run_id,
+            slot=slot,
+            request=keeper.compactions,
+            usage=_request_usage(usage.input_tokens, usage.output_tokens, usage.cost),
+            latency_ms=round((time.monotonic() - started) * 1000, 1),
+            model=writer.model_name,
+            purpose="compaction",
         )
-        compacted = with_summary(summary, view[cut:], raw[:cut])
-        # `with_summary` merges the summary into a first kept request, so then that request is replaced too.
-        through = cut + 1 if isinstance(view[cut], ModelRequest) else cut
-        self.memo.append(Replacement(tuple(raw[:through]), (compacted[0],), summary))
-        self.last_used.pop(slot, None)
-        state.emit(
-            CompactionFinished(
-                run_id=run_id,
-                slot=slot,
-                before=tokens,
-                after=estimate_tokens(compacted),
-                messages_before=len(view),
-                messages_after=len(compacted),
-                summarized=cut,
-                summary=summary,
-            )
+    )
+    compacted = with_summary(summary, view[cut:], raw[:cut])
+    # `with_summary` merges the summary into a first kept request, so then that request is replaced too.
+    through = cut + 1 if isinstance(view[cut], ModelRequest) else cut
+    keeper.memo.append(Replacement(tuple(raw[:through]), (compacted[0],), summary))
+    keeper.last_used.pop(slot, None)
+    state.emit(
+        CompactionFinished(
+            run_id=run_id,
+            slot=slot,
+            before=tokens,
+            after=estimate_tokens(compacted),
+            messages_before=len(view),
+            messages_after=len(compacted),
+            summarized=cut,
+            summary=summary,
         )
-        return compacted
+    )
+    return compacted
+
+
 
 
 TEACH_CHARS = 2_000
@@ -219,7 +206,9 @@ class SlotRequests(AbstractCapability[Any]):
         self._journal(ctx)
         keeper = self.state.context
         if keeper is not None:
-            request_context.messages = await keeper.prepare(self.state, self.slot, request_context.messages, self.model)
+            request_context.messages = await prepare_messages(
+                self.state, keeper, self.slot, request_context.messages, self.model
+            )
         self._teach_request(request_context)
         self._started, self._in_flight = time.monotonic(), True
         return request_context

@@ -26,11 +26,10 @@ from ..models import ResolvedModel, resolve_model
 from ..result import RunResult
 from ..template.program import SlotStep, Template
 from .budget import ceiling_from, limits_event
-from .compaction import DEFAULT_COMPACTION, Compaction
+from .compaction import DEFAULT_COMPACTION, Compaction, ContextKeeper
 from .context import window_for
 from .execute import Executor, ResumePoint
 from .guard import Guards
-from .requests import ContextKeeper
 from .state import NO_DEPS, ApproveCallback, RunState, UsageBook
 from .toolbox import Dispatch, ToolLike, ToolRegistry, build_registry
 

@@ -18,6 +18,7 @@ from pydantic_ai import Agent, AgentRunResult
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
@@ -25,7 +26,7 @@ from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
 from ..template.program import RenderedSlot, SlotOptions, SlotSpec
 from .approvals import approval_capability
-from .budget import exhausted_message, slot_budget
+from .budget import SlotBudget, exhausted_message, slot_budget
 from .calls import SlotCalls, SlotToolset
 from .conversation import split_turns
 from .guard import GuardTrip
@@ -109,23 +110,25 @@ async def run_slot(
     name = spec.name
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
     stream = SlotStream(state, name, streams_text=spec.type == "text")
+    call: _AgentCall | None = None
     try:
-        result = await _run_agent(state, spec, rendered, history, stream, tuple(resume))
+        call = _agent_call(state, spec, rendered, history, stream, tuple(resume))
+        result = await call.run()
     except UsageLimitExceeded as exc:
-        _fail(state, stream, name, "budget_exhausted", exhausted_message(name, exc), None)
+        _fail(state, stream, call, "budget_exhausted", exhausted_message(name, exc), None)
         raise SlotEnded("budget_exhausted", exhausted_message(name, exc)) from exc
     except GuardTrip as trip:
-        _fail(state, stream, name, "halted", str(trip), "halted")
+        _fail(state, stream, call, "halted", str(trip), "halted")
         raise
     except asyncio.CancelledError:
-        _fail(state, stream, name, "stopped", "stopped", None, keep_partial=True)
+        _fail(state, stream, call, "stopped", "stopped", None, keep_partial=True)
         raise
     except SlotEnded as ended:  # a guard this slot joined failed; this slot fails with it
-        _fail(state, stream, name, "failed", ended.message, "errored")
+        _fail(state, stream, call, "failed", ended.message, "errored")
         raise
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
-        _fail(state, stream, name, "failed", message, "errored")
+        _fail(state, stream, call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
@@ -137,19 +140,49 @@ async def run_slot(
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
 
 
-async def _run_agent(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _AgentCall:
+    """One slot's pydantic-ai agent run, built and ready to start."""
+
+    agent: Agent[Any, Any]
+    prompt: str | None
+    past: list[ModelMessage]
+    budget: SlotBudget
+    toolsets: list[AbstractToolset[Any]]
+    requests: SlotRequests
+    """The request hooks, told when the slot ends with a request in flight."""
+    stream: SlotStream
+    settings: ModelSettings
+    state: RunState
+
+    async def run(self) -> AgentRunResult[Any]:
+        state, name = self.state, self.requests.slot
+        with request_scope(name, on_retry=functools.partial(_report_retry, state, name)):
+            return await self.agent.run(
+                self.prompt,
+                message_history=self.past,
+                deps=state.deps,
+                usage_limits=self.budget.limits,
+                toolsets=self.toolsets,
+                capabilities=[approval_capability(state, name), self.requests],
+                event_stream_handler=self.stream,
+                model_settings=self.settings,
+            )
+
+
+def _agent_call(
     state: RunState,
     spec: SlotSpec,
     rendered: RenderedSlot,
     history: Sequence[ModelMessage],
     stream: SlotStream,
     resume: tuple[ModelMessage, ...],
-) -> AgentRunResult[Any]:
+) -> _AgentCall:
     options, name = rendered.options, spec.name
     budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
     for warning in budget.warnings:
         state.warn(name, warning)
-    toolsets = []
+    toolsets: list[AbstractToolset[Any]] = []
     if options.use_tools:
         entries = state.registry.select(options.tools)
         policies = {tool: entry.policy for tool, entry in entries.items()}
@@ -165,21 +198,21 @@ async def _run_agent(
     )
     prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
-    requests = stream.requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
+    requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
     if resume:  # the slot's own finished rounds go on as history that counts as its record
         prompt, past = None, [*past, *resume]
         stream.resumed = resume
-    with request_scope(name, on_retry=functools.partial(_report_retry, state, name)):
-        return await agent.run(
-            prompt,
-            message_history=past,
-            deps=state.deps,
-            usage_limits=budget.limits,
-            toolsets=toolsets,
-            capabilities=[approval_capability(state, name), requests],
-            event_stream_handler=stream,
-            model_settings=_settings(options),
-        )
+    return _AgentCall(
+        agent=agent,
+        prompt=prompt,
+        past=past,
+        budget=budget,
+        toolsets=toolsets,
+        requests=requests,
+        stream=stream,
+        settings=_settings(options),
+        state=state,
+    )
 
 
 def _report_retry(state: RunState, slot: str, notice: RetryNotice) -> None:
@@ -192,15 +225,16 @@ def _report_retry(state: RunState, slot: str, notice: RetryNotice) -> None:
 def _fail(
     state: RunState,
     stream: SlotStream,
-    slot: str,
+    call: _AgentCall | None,
     status: RunStatus,
     error: str,
     retract: Literal["halted", "errored"] | None,
     *,
     keep_partial: bool = False,
 ) -> None:
-    if stream.requests is not None:
-        stream.requests.abandon("stopped" if status == "stopped" else "failed")
+    slot = stream.slot
+    if call is not None:
+        call.requests.abandon("stopped" if status == "stopped" else "failed")
     if stream.usage is not None:
         state.usage.update(slot, stream.usage)  # what a failed slot spent still counts
     partial = stream.shown

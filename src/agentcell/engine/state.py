@@ -20,7 +20,7 @@ from .toolbox import ToolRegistry
 
 if TYPE_CHECKING:
     from ..journal import Journal
-    from .requests import ContextKeeper
+    from .compaction import ContextKeeper
 
 Emit = Callable[[Event], None]
 

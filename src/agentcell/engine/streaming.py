@@ -9,7 +9,7 @@ Only free-text slots stream; typed slots answer through an output tool and show 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.messages import (
@@ -31,9 +31,6 @@ from pydantic_ai.usage import RunUsage
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
 from .state import RunState
 
-if TYPE_CHECKING:
-    from .requests import SlotRequests
-
 
 class SlotStream:
     """`event_stream_handler` for one slot's agent run; remembers what was shown."""
@@ -53,8 +50,6 @@ class SlotStream:
         self.resumed: tuple[ModelMessage, ...] = ()
         """This slot's finished rounds from a stopped segment, which the resumed slot goes on from."""
         self.agent_run_id: str | None = None
-        self.requests: SlotRequests | None = None
-        """The slot's request hooks, told when the slot ends with a request in flight."""
         self.usage: RunUsage | None = None
         """The run's live usage, kept so a slot that fails still reports what it spent."""
 
@@ -84,6 +79,11 @@ class SlotStream:
             self._invalid[event.tool_call_id] = event.part
         elif isinstance(event, FunctionToolResultEvent) and event.tool_call_id in self._invalid:
             self._refused(self._invalid.pop(event.tool_call_id), event.part, step)
+
+    @property
+    def slot(self) -> str:
+        """The slot whose run this handler follows."""
+        return self._slot
 
     @property
     def shown(self) -> str:
