@@ -52,6 +52,7 @@ from pydantic_ai.usage import UsageLimits
 from agentcell.engine import complete_async
 from agentcell.handle import launch
 from agentcell.launch import LaunchSpec
+from agentcell.options import RunOptions
 from agentcell.template import compile_template
 from agentcell.widget import AgentWidget
 
@@ -133,7 +134,8 @@ AgentWidget.send = _capture_send  # type: ignore[method-assign]  # bench only: c
 async def run_widget(model: FunctionModel) -> dict[str, float]:
     os.environ["AGENTCELL_JOURNAL"] = str(JOURNAL_DIR)  # the default (journal on), in a temp folder
     Captured.messages = Captured.bytes = 0
-    spec = LaunchSpec(template=compile_template(TEMPLATE), context={}, model=model, tools=(lookup,), limits=LIMITS)
+    options = RunOptions(model=model, tools=(lookup,), limits=LIMITS)
+    spec = LaunchSpec(template=compile_template(TEMPLATE), options=options)
     handle = launch(spec)
     result = await handle
     assert result.status == "completed", result.error

@@ -44,6 +44,7 @@ from agentcell.engine import start_run
 from agentcell.events import TokenDelta
 from agentcell.handle import launch
 from agentcell.launch import LaunchSpec
+from agentcell.options import RunOptions
 from agentcell.template import compile_template
 
 BENCH_T = compile_template("Go [[answer]]")
@@ -86,7 +87,7 @@ async def bench_variant(kind, n, rate):
         sent += 1
         shown = len(view.text)
     else:
-        handle = launch(LaunchSpec(template=BENCH_T, context={}, model=model, tools=(), limits=BENCH_L,
+        handle = launch(LaunchSpec(template=BENCH_T, options=RunOptions(model=model, limits=BENCH_L),
                                    quiet=(kind == "quiet")))
         if handle.widget is not None:
             handle.widget.show()

@@ -7,9 +7,9 @@ In a notebook::
     %%agent -o run
     Who leads PSYC605? [[answer]]
 
-From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show`, and the `readonly` /
-`tool` decorators. Everything heavy (pydantic-ai, anywidget) is imported on first use, so
-`import agentcell` and `%load_ext agentcell` stay fast.
+From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
+`RunOptions`' fields), and the `readonly` / `tool` decorators. Everything heavy (pydantic-ai,
+anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ _EXPORTS: dict[str, str] = {
     "stream": "agentcell.engine",
     "complete": "agentcell.engine",
     "complete_async": "agentcell.engine",
-    "ApprovalDecision": "agentcell.engine",
-    "Compaction": "agentcell.engine",
+    "ApprovalDecision": "agentcell.options",
+    "Compaction": "agentcell.options",
+    "RunOptions": "agentcell.options",
     "record": "agentcell.models",
     "replay": "agentcell.providers",
     "openai_compatible": "agentcell.providers",
@@ -67,6 +68,7 @@ __all__ = [
     "RetryPolicy",
     "RunError",
     "RunHandle",
+    "RunOptions",
     "RunResult",
     "TemplateRenderError",
     "TemplateSyntaxError",
@@ -90,7 +92,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .engine import ApprovalDecision, Compaction, complete, complete_async, stream
+    from .engine import complete, complete_async, stream
     from .errors import (
         AgentcellError,
         BudgetExhausted,
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
     )
     from .handle import RunHandle, show
     from .models import offline_model, record, resolve_model
+    from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
     from .result import RunResult
     from .template import compile_template

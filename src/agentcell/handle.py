@@ -19,7 +19,9 @@ from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
 from .events import ApprovalRequested, Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
+from .journal import JournalOption
 from .launch import LaunchSpec, start
+from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
 from .registry import RunRegistry
 from .result import RunResult
 from .template.program import Template
@@ -203,16 +205,42 @@ def show(
     *,
     context: Mapping[str, Any] | None = None,
     model: str | Model | None = None,
-    tools: Sequence[Callable[..., Any]] = (),
+    tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
 ) -> AgentWidget:
-    """Start a run on the running loop and return its live widget (marimo, Python inside a loop)."""
+    """Start a run on the running loop and return its live widget (marimo, Python inside a loop).
+
+    The keywords are `RunOptions`' fields except `approve`: the widget's Approve / Deny buttons answer.
+    """
     from .template import compile_template
 
+    options = RunOptions(
+        context=context,
+        model=model,
+        tools=tools,
+        dispatch=dispatch,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
+    )
     compiled = compile_template(template) if isinstance(template, str) else template
-    spec = LaunchSpec(template=compiled, context=dict(context or {}), model=model, tools=tuple(tools),
-                      limits=limits or UsageLimits(request_limit=20, tool_calls_limit=20,
-                                                   output_tokens_limit=250_000))
-    handle = launch(spec)
+    handle = launch(LaunchSpec(template=compiled, options=options))
     assert handle.widget is not None
     return handle.widget

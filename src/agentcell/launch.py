@@ -7,8 +7,8 @@ from `magics.py` so the same rules serve the background, `--wait` and terminal m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
@@ -16,30 +16,32 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from .notebook import current_cell_id, namespace_snapshot, notebook_tools
+from .options import NO_DEPS, ApproveCallback, RunOptions
 from .template.program import Template
+from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
 if TYPE_CHECKING:
-    from .engine import ApproveCallback, Run
+    from .engine import Run
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LaunchSpec:
-    """Everything a run started from a cell needs."""
+    """Everything a run started from a cell needs: the compiled template, its run options, how to show it."""
 
     template: Template
-    context: Mapping[str, Any]
-    model: str | Model | None
-    tools: tuple[Callable[..., Any], ...]
-    limits: UsageLimits
-    deps: Any = None
-    approve_writes: bool = False
-    history: tuple[ModelMessage, ...] | None = None
+    """The compiled cell."""
+    options: RunOptions
+    """What the engine is told (the context is the namespace snapshot plus `--context`)."""
     wait: bool = False
+    """`--wait`: the cell blocks until the run ends."""
     quiet: bool = False
+    """`--quiet`: no widget."""
     output: str | None = None
+    """`-o NAME`: the variable the run handle is bound to."""
     key: str | None = None
     """The front end's cell id: re-running the same cell stops its previous run."""
     hint: str = ""
+    """Shown under the widget (e.g. how to stop a `--wait` cell on an old ipykernel)."""
     record: str | None = None
     """`--record FILE`: the cassette the run's model responses are written to (`model` records into it)."""
     replay: str | None = None
@@ -56,9 +58,9 @@ def build_spec(
     tools: Sequence[str] | None = None,
     context: Mapping[str, Any] | None = None,
     deps: Any = None,
-    max_iter: int = 20,
-    max_calls: int = 20,
-    max_tokens: int = 250_000,
+    max_iter: int = MAX_REQUESTS,
+    max_calls: int = MAX_TOOL_CALLS,
+    max_tokens: int = MAX_OUTPUT_TOKENS,
     approve: str = "none",
     history_from: tuple[ModelMessage, ...] | None = None,
     record: str | None = None,
@@ -75,15 +77,19 @@ def build_spec(
     ctx = namespace_snapshot(user_ns, hidden)
     ctx.update(context or {})
     template.check_context(list(ctx))
-    return LaunchSpec(
-        template=template,
+    options = RunOptions(
         context=ctx,
         model=cassette_model(model, record=record, replay=replay),
         tools=tuple(notebook_tools(user_ns, tools)),
-        limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
         deps=deps,
+        deps_type=type(deps) if deps is not None else NO_DEPS,
+        limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
         approve_writes=approve == "writes",
         history=history_from,
+    )
+    return LaunchSpec(
+        template=template,
+        options=options,
         wait=wait,
         quiet=quiet,
         output=output,
@@ -113,23 +119,14 @@ def cassette_model(model: str | Model | None, *, record: str | None, replay: str
 def start(spec: LaunchSpec, *, approve: ApproveCallback | None = None) -> Run:
     """Start the engine run a spec describes, on the running loop; returns the engine's `Run`.
 
-    The one place a cell's spec becomes `start_run` arguments (background, `--wait` and terminal
-    modes all come through here); `approve` is the widget's Approve/Deny callback, if any.
+    The one place a spec reaches the engine (background, `--wait` and terminal modes and `show()` all
+    come through here); `approve` is the widget's Approve/Deny callback, if any, and takes the place
+    of `spec.options.approve`.
     """
-    from .engine import start_run
+    from .engine import start
 
-    return start_run(
-        spec.template,
-        context=spec.context,
-        model=spec.model,
-        tools=spec.tools,
-        deps=spec.deps,
-        deps_type=type(spec.deps) if spec.deps is not None else type(None),
-        limits=spec.limits,
-        approve=approve,
-        approve_writes=spec.approve_writes,
-        history=spec.history,
-    )
+    options = spec.options if approve is None else replace(spec.options, approve=approve)
+    return start(spec.template, options)
 
 
 def stop_hint() -> str:

@@ -24,6 +24,7 @@ from traitlets import Bool, Int, Unicode
 
 from .errors import AgentcellError
 from .registry import RunRegistry
+from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
 if TYPE_CHECKING:
     from .launch import LaunchSpec
@@ -40,9 +41,9 @@ class AgentMagics(Magics):
         None, allow_none=True, config=True,
         help="Default model for %%agent (any pydantic-ai model string); None → $AGENTCELL_MODEL → offline.",
     )
-    max_iter = Int(20, config=True, help="Ceiling of model requests per slot.")
-    max_calls = Int(20, config=True, help="Ceiling of tool calls per slot.")
-    max_tokens = Int(250_000, config=True, help="Ceiling of output tokens per slot.")
+    max_iter = Int(MAX_REQUESTS, config=True, help="Ceiling of model requests per slot.")
+    max_calls = Int(MAX_TOOL_CALLS, config=True, help="Ceiling of tool calls per slot.")
+    max_tokens = Int(MAX_OUTPUT_TOKENS, config=True, help="Ceiling of output tokens per slot.")
     approve = Unicode("none", config=True, help="Default approval mode: none | writes.")
     interrupt_stops_runs = Bool(
         False, config=True, help="Kernel → Interrupt also stops background runs while the kernel is idle.",

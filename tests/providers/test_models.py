@@ -155,7 +155,7 @@ def test_record_then_replay_from_the_magic(
     assert again.status == "completed" and again.answer == first.answer
     assert again.model == "replay:offline:fast"
     spec = ip.find_cell_magic("agent").__self__.prepare(f"--replay {cassette}", cell)
-    assert isinstance(spec.model, ReplayModel) and spec.replay == str(cassette)
+    assert isinstance(spec.options.model, ReplayModel) and spec.replay == str(cassette)
 
 
 def test_replaying_a_missing_cassette_is_a_usage_error(ip: InteractiveShell, tmp_path: Path) -> None:

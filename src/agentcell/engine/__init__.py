@@ -2,10 +2,10 @@
 
 One code path under every surface:
 
-* `start_run(template, *, context, model, tools, deps, deps_type, limits, approve, approve_writes,
-  history, run_id, dispatch, context_window, compaction, journal, resume_from) -> Run` — checks the
-  template, context and tools (raising before any model call),
-  then starts the run as a task on the **running** loop and returns at once. The widget/magic use this:
+* `start_run(template, **options) -> Run` (the keywords are `RunOptions`' fields; `start(template,
+  options)` takes them as one value) — checks the template, context and tools (raising before any
+  model call), then starts the run as a task on the **running** loop and returns at once. The
+  widget/magic use this:
 
   - `run.events()` — async iterator over every event from `RunStarted` to the single
     `ProcessingComplete` (any number of readers; a late reader gets the whole run so far);
@@ -39,20 +39,30 @@ from pydantic_ai.usage import UsageLimits
 from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
 from ..events import Event
 from ..journal import JournalOption
+from ..options import (
+    DEFAULT_COMPACTION,
+    NO_DEPS,
+    ApprovalDecision,
+    ApproveCallback,
+    Compaction,
+    Dispatch,
+    RunOptions,
+    ToolLike,
+)
 from ..result import RunResult
 from ..template.program import Template
-from .compaction import DEFAULT_COMPACTION, Compaction
-from .runner import Run, start_run
-from .state import NO_DEPS, ApprovalDecision, ApproveCallback
-from .toolbox import Dispatch, ToolLike
+from .runner import Run
+from .setup import start, start_run
 
 __all__ = [
     "ApprovalDecision",
     "ApproveCallback",
     "Compaction",
     "Run",
+    "RunOptions",
     "complete",
     "complete_async",
+    "start",
     "start_run",
     "stream",
 ]
@@ -64,6 +74,7 @@ async def stream(
     context: Mapping[str, Any] | None = None,
     model: str | Model | None = None,
     tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
     deps: Any = None,
     deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
@@ -71,18 +82,17 @@ async def stream(
     approve_writes: bool = False,
     history: Sequence[ModelMessage] | None = None,
     run_id: str | None = None,
-    dispatch: Dispatch | None = None,
     context_window: int | None = None,
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
 ) -> AsyncIterator[Event]:
-    """Run `template` and yield its events; leaving the loop early stops the run."""
-    run = start_run(
-        template,
+    """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
+    options = RunOptions(
         context=context,
         model=model,
         tools=tools,
+        dispatch=dispatch,
         deps=deps,
         deps_type=deps_type,
         limits=limits,
@@ -90,12 +100,12 @@ async def stream(
         approve_writes=approve_writes,
         history=history,
         run_id=run_id,
-        dispatch=dispatch,
         context_window=context_window,
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
     )
+    run = start(template, options)  # in the generator's body, not a helper's: `aclose()` must reach it
     try:
         async for event in run.events():
             yield event
@@ -113,6 +123,7 @@ async def complete_async(
     context: Mapping[str, Any] | None = None,
     model: str | Model | None = None,
     tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
     deps: Any = None,
     deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
@@ -120,25 +131,24 @@ async def complete_async(
     approve_writes: bool = False,
     history: Sequence[ModelMessage] | None = None,
     run_id: str | None = None,
-    dispatch: Dispatch | None = None,
     context_window: int | None = None,
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
     on_halt: Literal["raise", "return"] = "raise",
 ) -> RunResult:
-    """Run `template` to the end and return its result.
+    """Run `template` to the end and return its result (keywords: `RunOptions`, then `on_halt`).
 
     Raises:
         Halted: a guard tripped (unless `on_halt="return"`); `.result` holds results from before it.
         BudgetExhausted: a slot hit its ceiling; `.result` keeps the transcript.
         RunError: the run failed; `.result` keeps what it produced.
     """
-    run = start_run(
-        template,
+    options = RunOptions(
         context=context,
         model=model,
         tools=tools,
+        dispatch=dispatch,
         deps=deps,
         deps_type=deps_type,
         limits=limits,
@@ -146,12 +156,16 @@ async def complete_async(
         approve_writes=approve_writes,
         history=history,
         run_id=run_id,
-        dispatch=dispatch,
         context_window=context_window,
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
     )
+    return await _complete(template, options, on_halt=on_halt)
+
+
+async def _complete(template: Template | str, options: RunOptions, *, on_halt: Literal["raise", "return"]) -> RunResult:
+    run = start(template, options)
     try:
         result = await run.wait()
     except asyncio.CancelledError:
@@ -177,6 +191,7 @@ def complete(
     context: Mapping[str, Any] | None = None,
     model: str | Model | None = None,
     tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
     deps: Any = None,
     deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
@@ -184,7 +199,6 @@ def complete(
     approve_writes: bool = False,
     history: Sequence[ModelMessage] | None = None,
     run_id: str | None = None,
-    dispatch: Dispatch | None = None,
     context_window: int | None = None,
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
@@ -201,24 +215,21 @@ def complete(
             "complete() cannot run inside a running event loop (Jupyter, async code); "
             "use `await complete_async(...)` or the %%agent magic"
         )
-    return asyncio.run(
-        complete_async(
-            template,
-            context=context,
-            model=model,
-            tools=tools,
-            deps=deps,
-            deps_type=deps_type,
-            limits=limits,
-            approve=approve,
-            approve_writes=approve_writes,
-            history=history,
-            run_id=run_id,
-            dispatch=dispatch,
-            context_window=context_window,
-            compaction=compaction,
-            journal=journal,
-            resume_from=resume_from,
-            on_halt=on_halt,
-        )
+    options = RunOptions(
+        context=context,
+        model=model,
+        tools=tools,
+        dispatch=dispatch,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve=approve,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
     )
+    return asyncio.run(_complete(template, options, on_halt=on_halt))

@@ -13,27 +13,23 @@ from dataclasses import dataclass, replace
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
-from ..events import Limits
-
-DEFAULT_REQUESTS = 20
-DEFAULT_TOOL_CALLS = 20
-DEFAULT_OUTPUT_TOKENS = 250_000
+from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits
 
 
 def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
     """The per-slot ceiling: the caller's limits, with our defaults where a field is left `None`."""
     if limits is None:
         return UsageLimits(
-            request_limit=DEFAULT_REQUESTS,
-            tool_calls_limit=DEFAULT_TOOL_CALLS,
-            output_tokens_limit=DEFAULT_OUTPUT_TOKENS,
+            request_limit=MAX_REQUESTS,
+            tool_calls_limit=MAX_TOOL_CALLS,
+            output_tokens_limit=MAX_OUTPUT_TOKENS,
         )
     return replace(
         limits,
-        request_limit=limits.request_limit if limits.request_limit is not None else DEFAULT_REQUESTS,
-        tool_calls_limit=limits.tool_calls_limit if limits.tool_calls_limit is not None else DEFAULT_TOOL_CALLS,
+        request_limit=limits.request_limit if limits.request_limit is not None else MAX_REQUESTS,
+        tool_calls_limit=limits.tool_calls_limit if limits.tool_calls_limit is not None else MAX_TOOL_CALLS,
         output_tokens_limit=(
-            limits.output_tokens_limit if limits.output_tokens_limit is not None else DEFAULT_OUTPUT_TOKENS
+            limits.output_tokens_limit if limits.output_tokens_limit is not None else MAX_OUTPUT_TOKENS
         ),
     )
 
@@ -41,9 +37,9 @@ def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
 def limits_event(ceiling: UsageLimits) -> Limits:
     """The ceiling as the `Limits` value events carry."""
     return Limits(
-        requests=ceiling.request_limit or DEFAULT_REQUESTS,
-        tool_calls=ceiling.tool_calls_limit or DEFAULT_TOOL_CALLS,
-        output_tokens=ceiling.output_tokens_limit or DEFAULT_OUTPUT_TOKENS,
+        requests=ceiling.request_limit or MAX_REQUESTS,
+        tool_calls=ceiling.tool_calls_limit or MAX_TOOL_CALLS,
+        output_tokens=ceiling.output_tokens_limit or MAX_OUTPUT_TOKENS,
     )
 
 

@@ -31,6 +31,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
+from ..options import DEFAULT_COMPACTION as DEFAULT_COMPACTION
+from ..options import Compaction as Compaction
 from .context import estimate_tokens
 
 SUMMARY_INSTRUCTIONS = (
@@ -44,24 +46,6 @@ TRUNCATION_MARKER = (
     "\n[agentcell: tool result cut to {kept} of {total} characters for the model; "
     "the full result is in the run's record]"
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Compaction:
-    """How a run keeps long conversations inside the window; `start_run(compaction=None)` turns it off."""
-
-    threshold: float | None = 0.8
-    """Summarize older turns when a request would carry more than this fraction of the window; `None`: never."""
-    model: str | Model | None = None
-    """The model that writes summaries (e.g. a cheaper one); `None`: the slot's model."""
-    keep: float = 0.4
-    """Recent messages kept verbatim, up to this fraction of the window (at least the request itself)."""
-    tool_result_chars: int | None = 20_000
-    """Tool results longer than this are cut for the model, with a marker; `None`: never cut."""
-
-
-DEFAULT_COMPACTION = Compaction()
-"""Compaction at 0.8 of the window, summaries by the slot's model, tool results cut past 20,000 characters."""
 
 
 def truncate_tool_returns(messages: Sequence[ModelMessage], limit: int | None) -> list[ModelMessage]:

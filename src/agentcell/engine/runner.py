@@ -3,37 +3,23 @@
 The run's own task does the work and appends events to a log; consumers iterate `events()` from the
 start (a widget view opened late sees everything so far). Because the work is not tied to a consumer,
 a consumer that is cancelled mid-iteration does not lose the ending: `await run` still gives the
-`RunResult`, and the log still ends with exactly one `ProcessingComplete`.
+`RunResult`, and the log still ends with exactly one `ProcessingComplete`. `setup.py` builds a run
+from a template and its `RunOptions`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import uuid
-from collections.abc import AsyncIterator, Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
-
 from ..errors import AgentcellError
-from ..events import Event, ProcessingComplete, RunResumed, RunStarted, RunStatus, RunWarning, SlotInfo
-from ..journal import Journal, JournalOption, journal_path
-from ..models import ResolvedModel, resolve_model
+from ..events import Event, ProcessingComplete, RunResumed, RunStarted, RunStatus, SlotInfo
 from ..result import RunResult
 from ..template.program import SlotStep, Template
-from .budget import ceiling_from, limits_event
-from .compaction import DEFAULT_COMPACTION, Compaction, ContextKeeper
-from .context import window_for
-from .execute import Executor, ResumePoint
-from .guard import Guards
-from .state import NO_DEPS, ApproveCallback, RunState, UsageBook
-from .toolbox import Dispatch, ToolLike, ToolRegistry, build_registry
-
-RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
+from .budget import limits_event
+from .execute import Executor
+from .state import RunState
 
 
 class EventLog:
@@ -71,14 +57,17 @@ class Run:
         executor: Executor,
         template: Template,
         log: EventLog,
-        setup: _Setup,
         *,
+        relaunch: Callable[[RunResult], Run],
+        notes: tuple[str, ...] = (),
         resumed_from: RunResult | None = None,
     ) -> None:
         self.run_id = state.run_id
         self.segment = 1 if resumed_from is None else resumed_from.segment + 1
         """1 for a new run; a resumed run's segments count on."""
-        self._setup = setup
+        self._relaunch = relaunch
+        """Starts the next segment after a given ending (`setup.py` binds it to the run's `_Setup`)."""
+        self._notes = notes
         self._resumed_from = resumed_from
         self.model_name = state.model.name
         self._state = state
@@ -159,7 +148,7 @@ class Run:
         """
         if self._result is None:
             raise AgentcellError(f"run {self.run_id} is still going; stop it (run.cancel()) before resuming")
-        return _launch(self._setup, self.run_id, resume=self._result)
+        return self._relaunch(self._result)
 
     async def _main(self) -> None:
         self._started = True
@@ -169,7 +158,7 @@ class Run:
                 self._state.emit(self._run_resumed())
             if self._state.journal is not None:
                 self._state.journal.history(self._executor.history)
-            for note in self._setup.notes:
+            for note in self._notes:
                 self._state.warn(None, note)
             for warning in self._template.warnings:
                 self._state.warn(None, warning.message)
@@ -228,167 +217,3 @@ class Run:
             slot_messages=slot_messages,
             segment=self.segment,
         )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Setup:
-    """Everything a run's segments share (checked once, reused by `Run.resume()`)."""
-
-    template: Template
-    context: Mapping[str, Any]
-    model: ResolvedModel
-    limits: UsageLimits | None
-    registry: ToolRegistry
-    deps: Any
-    deps_type: type[Any]
-    approve: ApproveCallback | None
-    history: tuple[ModelMessage, ...]
-    context_window: int | None
-    compaction: Compaction | None
-    journal: JournalOption
-    notes: tuple[str, ...] = ()
-    """Warnings found while setting up (shown at the start of each segment)."""
-
-
-def start_run(
-    template: Template | str,
-    *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-) -> Run:
-    """Check everything that can be checked, then start the run as a task on the running loop.
-
-    Long-run options: `context_window` overrides the model's known window for the gauge and
-    compaction; `compaction=None` turns compaction and tool-result cutting off; `journal` is `None`
-    (the default journal), `False`, `True` or a folder/`.jsonl` path; `resume_from` goes on with a
-    stopped run's `RunResult` as its next segment (same template and context expected), like
-    `Run.resume()`. `tools` may mix callables, `pydantic_ai.Tool` objects and OpenAI-style
-    declarations (`{"type": "function", "function": {...}}`) whose functions `dispatch` maps by name.
-
-    Raises (before any model call): `TemplateSyntaxError`/`UndefinedVariableError`,
-    `ToolDefinitionError`, `ModelConfigError`, or `AgentcellError` when no event loop is running.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
-    compiled = _compile(template)
-    context = dict(context or {})
-    compiled.check_context(list(context))
-    if resume_from is not None and history is not None:
-        raise AgentcellError("pass history= or resume_from=, not both (a resumed run keeps its own history)")
-    if resume_from is not None:
-        history = resume_from.messages[: resume_from.history_length]
-    setup = _Setup(
-        template=compiled,
-        context=context,
-        model=resolve_model(model),
-        limits=limits,
-        registry=build_registry(tools, dispatch=dispatch, approve_writes=approve_writes),
-        deps=deps,
-        deps_type=deps_type,
-        approve=approve,
-        history=tuple(history or ()),
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-    )
-    if compaction is not None and compaction.model is not None:
-        resolve_model(compaction.model)  # a bad summarizer fails now, not at the first compaction
-    rid = run_id or (resume_from.run_id if resume_from is not None else uuid.uuid4().hex[:12])
-    return _launch(setup, rid, resume=resume_from)
-
-
-def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None) -> Run:
-    """Start one segment of a run: the first, or the next one after `resume`."""
-    if resume is not None and resume.status not in RESUMABLE:
-        raise AgentcellError(
-            f"run {run_id} ended {resume.status!r}; only a stopped, failed or out-of-budget run can be resumed"
-        )
-    segment = 1 if resume is None else resume.segment + 1
-    log = EventLog()
-    sink = _Sink(log, run_id)
-    notes = list(setup.notes)
-    sink.journal = _open_journal(run_id, setup.journal, segment, notes)
-    state = RunState(
-        run_id=run_id,
-        emit=sink.emit,
-        model=setup.model,
-        ceiling=ceiling_from(setup.limits),
-        registry=setup.registry,
-        guards=Guards(run_id, sink.emit),
-        usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
-        deps=setup.deps,
-        deps_type=setup.deps_type,
-        approve=setup.approve,
-        context=_keeper(setup),
-        journal=sink.journal,
-    )
-    sink.state = state
-    point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
-    executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
-    return Run(state, executor, setup.template, log, replace(setup, notes=tuple(notes)), resumed_from=resume)
-
-
-def _keeper(setup: _Setup) -> ContextKeeper:
-    compaction = setup.compaction
-    writer = None if compaction is None or compaction.model is None else resolve_model(compaction.model).model
-    window = window_for(setup.model.name, override=setup.context_window, offline=setup.model.offline)
-    return ContextKeeper(window=window, compaction=compaction, summarizer=writer)
-
-
-def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[str]) -> Journal | None:
-    path = journal_path(run_id, option)
-    if path is None:
-        return None
-    try:
-        return Journal(path, segment=segment)
-    except OSError as exc:  # a read-only home must not stop the run; say so instead
-        notes.append(f"the journal could not be opened ({exc}); this run is not journaled")
-        return None
-
-
-class _Sink:
-    """Where every event goes: the run's log (for consumers), then the journal (if any)."""
-
-    def __init__(self, log: EventLog, run_id: str) -> None:
-        self._log = log
-        self._run_id = run_id
-        self.journal: Journal | None = None
-        self.state: RunState | None = None
-
-    def emit(self, event: Event) -> None:
-        self._log.append(event)
-        if self.journal is None:
-            return
-        try:
-            self.journal.event(event)
-        except (OSError, ValueError) as exc:  # disk full, folder gone, unserializable: keep running
-            self.journal.close()
-            self.journal = None
-            if self.state is not None:
-                self.state.journal = None
-            message = f"journaling stopped: {exc}"
-            self._log.append(RunWarning(run_id=self._run_id, slot=None, message=message))
-
-
-def _compile(template: Template | str) -> Template:
-    if not isinstance(template, str):
-        return template
-    # Imported late: only string templates need the compiler, and it is built beside the engine.
-    compiler = importlib.import_module("agentcell.template")
-    compiled: Template = compiler.compile_template(template)
-    return compiled

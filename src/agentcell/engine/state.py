@@ -6,15 +6,18 @@ lock. Sync tools run in worker threads but never see this object.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from ..events import ApprovalRequested, Event, RunWarning, Usage, UsageUpdated
+from ..events import Event, RunWarning, Usage, UsageUpdated
 from ..models import ResolvedModel
+from ..options import NO_DEPS as NO_DEPS
+from ..options import ApprovalDecision as ApprovalDecision
+from ..options import ApproveCallback as ApproveCallback
 from .guard import Guards
 from .toolbox import ToolRegistry
 
@@ -23,22 +26,6 @@ if TYPE_CHECKING:
     from .compaction import ContextKeeper
 
 Emit = Callable[[Event], None]
-
-NO_DEPS: type[Any] = type(None)
-"""The default `deps_type`: tools take no dependencies."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalDecision:
-    """The answer to an `ApprovalRequested`: allow the call, or deny it with a reason the model reads."""
-
-    approved: bool
-    reason: str | None = None
-    """Shown to the model as the tool result when the call is denied."""
-
-
-ApproveCallback = Callable[[ApprovalRequested], Awaitable[ApprovalDecision | bool]]
-
 
 class SlotEnded(Exception):
     """A slot ended without a value for a reason that ends the run (budget, error); already reported."""

@@ -30,13 +30,9 @@ from pydantic_ai.exceptions import ModelRetry, UserError
 from pydantic_ai.toolsets import FunctionToolset
 
 from ..errors import ToolDefinitionError
+from ..options import Dispatch as Dispatch
+from ..options import ToolLike as ToolLike
 from ..tools import ToolPolicy, policy_of
-
-ToolLike = Callable[..., Any] | Tool[Any] | Mapping[str, Any]
-"""A callable, a `pydantic_ai.Tool`, or an OpenAI-style declaration (its function named in `dispatch`)."""
-
-Dispatch = Mapping[str, Callable[..., Any]]
-"""Tool name → the function that runs an OpenAI-style declaration."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

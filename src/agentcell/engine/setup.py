@@ -1,0 +1,230 @@
+"""From a template and its `RunOptions` to a started `Run`: the checks, then each segment's state.
+
+`start(template, options)` checks everything that can be checked before any model call (template,
+context, tools, model), keeps it as the run's `_Setup`, and launches the first segment; `Run.resume()`
+launches the next one from the same setup. `start_run(template, **options)` is the keyword front.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.usage import UsageLimits
+
+from ..errors import AgentcellError
+from ..events import Event, RunWarning
+from ..journal import Journal, JournalOption, journal_path
+from ..models import ResolvedModel, resolve_model
+from ..options import (
+    DEFAULT_COMPACTION,
+    NO_DEPS,
+    ApproveCallback,
+    Compaction,
+    Dispatch,
+    RunOptions,
+    ToolLike,
+)
+from ..result import RunResult
+from ..template.program import Template
+from .budget import ceiling_from
+from .compaction import ContextKeeper
+from .context import window_for
+from .execute import Executor, ResumePoint
+from .guard import Guards
+from .runner import EventLog, Run
+from .state import RunState, UsageBook
+from .toolbox import ToolRegistry, build_registry
+
+RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Setup:
+    """Everything a run's segments share (checked once, reused by `Run.resume()`)."""
+
+    template: Template
+    """The compiled template."""
+    context: Mapping[str, Any]
+    """The template's variables, checked against it."""
+    model: ResolvedModel
+    registry: ToolRegistry
+    history: tuple[ModelMessage, ...]
+    """The conversation the run continues (`history=`, or a resumed run's own)."""
+    options: RunOptions
+    """The options as given (the fields above are their checked, resolved forms)."""
+    notes: tuple[str, ...] = ()
+    """Warnings found while setting up (shown at the start of each segment)."""
+
+
+def start_run(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve: ApproveCallback | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
+) -> Run:
+    """Check everything that can be checked, then start the run as a task on the running loop.
+
+    The keywords are `RunOptions`' fields (see there for each). Long-run options: `context_window`
+    overrides the model's known window for the gauge and compaction; `compaction=None` turns
+    compaction and tool-result cutting off; `journal` is `None` (the default journal), `False`, `True`
+    or a folder/`.jsonl` path; `resume_from` goes on with a stopped run's `RunResult` as its next
+    segment (same template and context expected), like `Run.resume()`. `tools` may mix callables,
+    `pydantic_ai.Tool` objects and OpenAI-style declarations (`{"type": "function", "function": {...}}`)
+    whose functions `dispatch` maps by name.
+
+    Raises (before any model call): `TemplateSyntaxError`/`UndefinedVariableError`,
+    `ToolDefinitionError`, `ModelConfigError`, or `AgentcellError` when no event loop is running.
+    """
+    options = RunOptions(
+        context=context,
+        model=model,
+        tools=tools,
+        dispatch=dispatch,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve=approve,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
+    )
+    return start(template, options)
+
+
+def start(template: Template | str, options: RunOptions) -> Run:
+    """`start_run` with its options as one value (what every surface calls)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
+    compiled = _compile(template)
+    context = dict(options.context or {})
+    compiled.check_context(list(context))
+    resume_from, history = options.resume_from, options.history
+    if resume_from is not None and history is not None:
+        raise AgentcellError("pass history= or resume_from=, not both (a resumed run keeps its own history)")
+    if resume_from is not None:
+        history = resume_from.messages[: resume_from.history_length]
+    setup = _Setup(
+        template=compiled,
+        context=context,
+        model=resolve_model(options.model),
+        registry=build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes),
+        history=tuple(history or ()),
+        options=options,
+    )
+    compaction = options.compaction
+    if compaction is not None and compaction.model is not None:
+        resolve_model(compaction.model)  # a bad summarizer fails now, not at the first compaction
+    rid = options.run_id or (resume_from.run_id if resume_from is not None else uuid.uuid4().hex[:12])
+    return _launch(setup, rid, resume=resume_from)
+
+
+def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None) -> Run:
+    """Start one segment of a run: the first, or the next one after `resume`."""
+    if resume is not None and resume.status not in RESUMABLE:
+        raise AgentcellError(
+            f"run {run_id} ended {resume.status!r}; only a stopped, failed or out-of-budget run can be resumed"
+        )
+    segment = 1 if resume is None else resume.segment + 1
+    log = EventLog()
+    sink = _Sink(log, run_id)
+    notes = list(setup.notes)
+    sink.journal = _open_journal(run_id, setup.options.journal, segment, notes)
+    setup = replace(setup, notes=tuple(notes))
+    options = setup.options
+    state = RunState(
+        run_id=run_id,
+        emit=sink.emit,
+        model=setup.model,
+        ceiling=ceiling_from(options.limits),
+        registry=setup.registry,
+        guards=Guards(run_id, sink.emit),
+        usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
+        deps=options.deps,
+        deps_type=options.deps_type,
+        approve=options.approve,
+        context=_keeper(setup),
+        journal=sink.journal,
+    )
+    sink.state = state
+    point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
+    executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
+
+    def relaunch(ending: RunResult) -> Run:
+        return _launch(setup, run_id, resume=ending)
+
+    return Run(state, executor, setup.template, log, relaunch=relaunch, notes=setup.notes, resumed_from=resume)
+
+
+def _keeper(setup: _Setup) -> ContextKeeper:
+    compaction = setup.options.compaction
+    writer = None if compaction is None or compaction.model is None else resolve_model(compaction.model).model
+    window = window_for(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
+    return ContextKeeper(window=window, compaction=compaction, summarizer=writer)
+
+
+def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[str]) -> Journal | None:
+    path = journal_path(run_id, option)
+    if path is None:
+        return None
+    try:
+        return Journal(path, segment=segment)
+    except OSError as exc:  # a read-only home must not stop the run; say so instead
+        notes.append(f"the journal could not be opened ({exc}); this run is not journaled")
+        return None
+
+
+class _Sink:
+    """Where every event goes: the run's log (for consumers), then the journal (if any)."""
+
+    def __init__(self, log: EventLog, run_id: str) -> None:
+        self._log = log
+        self._run_id = run_id
+        self.journal: Journal | None = None
+        self.state: RunState | None = None
+
+    def emit(self, event: Event) -> None:
+        self._log.append(event)
+        if self.journal is None:
+            return
+        try:
+            self.journal.event(event)
+        except (OSError, ValueError) as exc:  # disk full, folder gone, unserializable: keep running
+            self.journal.close()
+            self.journal = None
+            if self.state is not None:
+                self.state.journal = None
+            message = f"journaling stopped: {exc}"
+            self._log.append(RunWarning(run_id=self._run_id, slot=None, message=message))
+
+
+def _compile(template: Template | str) -> Template:
+    if not isinstance(template, str):
+        return template
+    from ..template import compile_template  # late: only string templates need the compiler (and jinja2)
+
+    return compile_template(template)
