@@ -66,6 +66,7 @@ async def prepare_messages(
         return view
     return await _compact(state, keeper, slot, raw, view, tokens, model)
 
+
 async def _compact(
     state: RunState,
     keeper: ContextKeeper,
@@ -92,21 +93,7 @@ async def _compact(
             messages=len(view),
         )
     )
-    started = time.monotonic()
-    summary, usage = await summarize(writer, transcript_text(raw[:cut], tool_result_chars=SUMMARY_TOOL_CHARS))
-    keeper.compactions += 1
-    state.usage.update(f"{slot}#compaction{keeper.compactions}", usage)
-    state.emit(
-        RequestCompleted(
-            run_id=run_id,
-            slot=slot,
-            request=keeper.compactions,
-            usage=_request_usage(usage.input_tokens, usage.output_tokens, usage.cost),
-            latency_ms=round((time.monotonic() - started) * 1000, 1),
-            model=writer.model_name,
-            purpose="compaction",
-        )
-    )
+    summary = await _summary(state, keeper, slot, raw[:cut], writer)
     compacted = with_summary(summary, view[cut:], raw[:cut])
     # `with_summary` merges the summary into a first kept request, so then that request is replaced too.
     through = cut + 1 if isinstance(view[cut], ModelRequest) else cut
@@ -125,6 +112,28 @@ async def _compact(
         )
     )
     return compacted
+
+
+async def _summary(
+    state: RunState, keeper: ContextKeeper, slot: str, older: list[ModelMessage], writer: Model
+) -> str:
+    """Have `writer` summarize `older`; its request is counted and journaled like any other."""
+    started = time.monotonic()
+    summary, usage = await summarize(writer, transcript_text(older, tool_result_chars=SUMMARY_TOOL_CHARS))
+    keeper.compactions += 1
+    state.usage.update(f"{slot}#compaction{keeper.compactions}", usage)
+    state.emit(
+        RequestCompleted(
+            run_id=state.run_id,
+            slot=slot,
+            request=keeper.compactions,
+            usage=_request_usage(usage.input_tokens, usage.output_tokens, usage.cost),
+            latency_ms=round((time.monotonic() - started) * 1000, 1),
+            model=writer.model_name,
+            purpose="compaction",
+        )
+    )
+    return summary
 
 
 
