@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 Emit = Callable[[Event], None]
 
+
 class SlotEnded(Exception):
     """A slot ended without a value for a reason that ends the run (budget, error); already reported."""
 
