@@ -32,8 +32,8 @@ function contextEl() {
   return { el, fill, text };
 }
 
-function button(cls, ariaLabel, title, text, extra = {}) {
-  return h("button", { type: "button", class: `agentcell-btn ${cls}`, aria: { label: ariaLabel, ...extra }, title }, text);
+function button(cls, aria, title, text) {
+  return h("button", { type: "button", class: `agentcell-btn ${cls}`, aria, title }, text);
 }
 
 /** The header's elements; `exportControls` go between the Teaching view and Stop buttons. */
@@ -48,8 +48,8 @@ export function buildHeader(exportControls) {
     tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
-    teachBtn: button("agentcell-teach", "Teaching view: show tool declarations and raw JSON", "Teaching view", "Teaching view", { pressed: "false" }),
-    stopBtn: button("agentcell-stop", "Stop the run", "Stop the run", "Stop"),
+    teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
+    stopBtn: button("agentcell-stop", { label: "Stop the run" }, "Stop the run", "Stop"),
     hintEl: h("div", { class: "agentcell-hint", hidden: true }),
   };
   const meter = h("div", { class: "agentcell-meter" }, hd.mReq.el, hd.mTools.el, hd.context.el, hd.tokensEl, hd.costEl);
