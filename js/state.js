@@ -1,6 +1,6 @@
 // The view state of one run, built from wire events (see src/agentcell/events.py + wire.py).
 // Public face of js/state/: core (state + shared helpers), one handler module per concern
 // (run, slots, tools, long-runs), reduce (dispatch), json (the canonical transcript JSON).
-export { createState, emptyUsage, isTextType, PAYLOAD_KINDS, slotAnswer, TERMINAL } from "./state/core.js";
+export { createState, emptyUsage, isTextType, PAYLOAD_KINDS, slotAnswer, sortedRounds, TERMINAL } from "./state/core.js";
 export { currentSlotUsage, displayStatus, KNOWN_KINDS, reduce, replay } from "./state/reduce.js";
 export { transcriptJSON } from "./state/json.js";
