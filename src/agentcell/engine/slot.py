@@ -204,8 +204,6 @@ def _fail(
     if stream.usage is not None:
         state.usage.update(slot, stream.usage)  # what a failed slot spent still counts
     partial = stream.shown
-    if partial:
-        state.partial[slot] = partial
     if retract is not None:
         stream.retract(retract)
     state.emit(
