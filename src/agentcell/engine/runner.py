@@ -233,7 +233,7 @@ class Run:
             messages=messages,
             warnings=tuple(state.warnings),
             error=ex.error,
-            partial=self.transcript.partial,
+            partial=dict(state.partial),
             model=state.model.name,
             limits=limits_event(state.ceiling),
             history_length=len(ex.history),

@@ -204,6 +204,8 @@ def _fail(
     if stream.usage is not None:
         state.usage.update(slot, stream.usage)  # what a failed slot spent still counts
     partial = stream.shown
+    if partial:
+        state.partial[slot] = partial  # kept even when retracted below: a failed request's text is not lost
     if retract is not None:
         stream.retract(retract)
     state.emit(

@@ -104,6 +104,8 @@ class RunState:
     warnings: list[str] = field(default_factory=list)
     transcript: dict[str, tuple[ModelMessage, ...]] = field(default_factory=dict)
     """Slot name → the messages its agent run added (kept on failure too)."""
+    partial: dict[str, str] = field(default_factory=dict)
+    """Slot name → answer text shown before the slot was stopped or failed (retracted or not)."""
     context: ContextKeeper | None = None
     """The context gauge and compaction policy (`None`: no gauge, no compaction)."""
     journal: Journal | None = None
