@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import time
 import uuid
 from collections.abc import AsyncIterator, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +26,7 @@ from ..journal import Journal, JournalOption, journal_path
 from ..models import ResolvedModel, resolve_model
 from ..result import RunResult
 from ..template.program import SlotStep, Template
+from ..transcript import Transcript
 from .budget import ceiling_from, limits_event
 from .compaction import DEFAULT_COMPACTION, Compaction
 from .context import window_for
@@ -38,14 +40,21 @@ RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
 
 
 class EventLog:
-    """Append-only list of a run's events that async readers can follow."""
+    """Append-only list of a run's events that async readers can follow, reduced into the run's transcript.
 
-    def __init__(self) -> None:
+    The transcript is the one model of the run's state every reader shares (`Run.transcript`); a
+    resumed run's segments reduce into the same one, as the widget does.
+    """
+
+    def __init__(self, transcript: Transcript | None = None) -> None:
         self.events: list[Event] = []
+        self.transcript = transcript if transcript is not None else Transcript()
+        self._t0 = time.monotonic()
         self._waiter = asyncio.Event()
 
     def append(self, event: Event) -> None:
         self.events.append(event)
+        self.transcript.apply_event(event, t=round(time.monotonic() - self._t0, 3))
         # Swap before waking, so a reader that wakes and finds nothing new waits on the fresh event.
         waiter, self._waiter = self._waiter, asyncio.Event()
         waiter.set()
@@ -86,6 +95,8 @@ class Run:
         self._executor = executor
         self._template = template
         self._log = log
+        self.transcript = log.transcript
+        """The run's state as every view shows it (slots, rounds, answers with retractions applied), live."""
         self._result: RunResult | None = None
         self._stop_requested = False
         self._started = False
@@ -160,7 +171,7 @@ class Run:
         """
         if self._result is None:
             raise AgentcellError(f"run {self.run_id} is still going; stop it (run.cancel()) before resuming")
-        return _launch(self._setup, self.run_id, resume=self._result)
+        return _launch(self._setup, self.run_id, resume=self._result, transcript=self.transcript)
 
     async def _main(self) -> None:
         self._started = True
@@ -313,14 +324,14 @@ def start_run(
     return _launch(setup, rid, resume=resume_from)
 
 
-def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None) -> Run:
+def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript: Transcript | None = None) -> Run:
     """Start one segment of a run: the first, or the next one after `resume`."""
     if resume is not None and resume.status not in RESUMABLE:
         raise AgentcellError(
             f"run {run_id} ended {resume.status!r}; only a stopped, failed or out-of-budget run can be resumed"
         )
     segment = 1 if resume is None else resume.segment + 1
-    log = EventLog()
+    log = EventLog(transcript)
     sink = _Sink(log, run_id)
     notes = list(setup.notes)
     sink.journal = _open_journal(run_id, setup.journal, segment, notes)
