@@ -312,12 +312,36 @@ describe("event kinds", () => {
   });
 });
 
+// A run whose model requests went out as teaching payloads (what Python emits for every request):
+// request 1 carries the system + user messages, request 2 only what came after (offset 2).
+const SYSTEM = { role: "system", content: "Be brief." };
+const USER = { role: "user", content: "Who leads PSYC605?" };
+const CALL = { role: "assistant", content: "I will check the module.", tool_calls: [{ id: "c1", type: "function", function: { name: "lookup_module", arguments: '{"module_code":"PSYC605"}' } }] };
+const RESULT = { role: "tool", tool_call_id: "c1", content: "Research Methods, led by Dr Ada" };
+function requestedRun() {
+  const run = fullRun();
+  const at = (kind) => run.findIndex((e) => e.kind === kind);
+  run.splice(at("thinking_delta"), 0, ev.modelRequest(1, [SYSTEM, USER]));
+  run.splice(at("tool_started"), 0, ev.modelResponse(1, [
+    { part_kind: "thinking", content: "Let me look that up." },
+    { part_kind: "text", content: "I will check the module." },
+    { part_kind: "tool-call", tool_name: "lookup_module", args: { module_code: "PSYC605" }, tool_call_id: "c1" },
+  ]));
+  const round2 = run.findIndex((e) => e.kind === "token_delta" && e.round === 2);
+  run.splice(round2, 0, ev.modelRequest(2, [CALL, RESULT], { offset: 2, t: 1.5 }));
+  run.splice(at("slot_completed"), 0, ev.modelResponse(2, [{ part_kind: "text", content: "**Dr Ada** leads PSYC605." }], { t: 1.8 }));
+  return run;
+}
+
 describe("export", () => {
+  const exact = { openai: [USER, { role: "assistant", content: "Dr Ada" }], pydantic_ai: [] };
   it("copy puts transcript JSON on the clipboard", async () => {
     let copied = null;
     Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t) => void (copied = t) } });
     const { send, $ } = mount({ status: "completed" });
-    send(fullRun());
+    const run = fullRun();
+    run[run.length - 1] = ev.done("completed", { transcript: exact });
+    send(run);
     $(".agentcell-export-format").value = "events";
     $(".agentcell-copy").click();
     await new Promise((r) => setTimeout(r, 0));
@@ -325,11 +349,9 @@ describe("export", () => {
     expect(data.format).toBe("agentcell-transcript");
     expect(data.status).toBe("completed");
     expect(data.slots.answer.text).toContain("Dr Ada");
-    const roles = data.messages.map((m) => m.role);
-    expect(roles).toEqual(["assistant", "tool", "assistant"]);
-    expect(data.messages[0].tool_calls[0]).toEqual({ id: "c1", type: "function", function: { name: "lookup_module", arguments: '{"module_code":"PSYC605"}' } });
-    expect(data.messages[0].content).toBe("I will check the module.");
-    expect(data.messages[1]).toEqual({ role: "tool", tool_call_id: "c1", content: "Research Methods, led by Dr Ada" });
+    // the messages are the ones Python sent (never converted in the browser)
+    expect(data.messages).toEqual(exact.openai);
+    expect(data.exact).toEqual({ transcript: exact });
     // text deltas are coalesced in the exported events
     expect(data.events.filter((e) => e.kind === "token_delta")).toHaveLength(2);
     expect($(".agentcell-notice").textContent).toBe("transcript copied");
@@ -340,7 +362,7 @@ describe("export", () => {
     URL.createObjectURL = (b) => (urls.push(b), "blob:fake");
     URL.revokeObjectURL = () => {};
     const { send, $ } = mount({ status: "completed" });
-    send(fullRun());
+    send(requestedRun());
     $(".agentcell-download").click();
     expect(urls).toHaveLength(1);
     expect(urls[0].type).toBe("application/json");
@@ -390,13 +412,29 @@ describe("exact export", () => {
     await new Promise((r) => setTimeout(r, 0));
     expect(JSON.parse(copied)).toEqual(exact.pydantic_ai);
   });
-  it("approximates OpenAI messages while running and refuses pydantic-ai until the end", async () => {
-    const running = fullRun().slice(0, 9);
+  it("while running, OpenAI messages are the model requests' (by offset) plus the latest response; pydantic-ai waits for the end", async () => {
+    const run = requestedRun();
+    const running = run.slice(0, run.findIndex((e) => e.kind === "slot_completed"));
     const a = await copyAs("openai", running);
-    expect(JSON.parse(a.copied).map((m) => m.role)).toEqual(["assistant", "tool"]);
-    const b = await copyAs("pydantic_ai", running);
-    expect(b.copied).toBeNull();
-    expect(b.$(".agentcell-notice").textContent).toContain("once the run has ended");
+    expect(JSON.parse(a.copied)).toEqual([SYSTEM, USER, CALL, RESULT, { role: "assistant", content: "**Dr Ada** leads PSYC605." }]);
+    // after request 1's response, before request 2: the response is the last message
+    const early = run.slice(0, run.findIndex((e) => e.kind === "tool_started"));
+    const b = await copyAs("openai", early);
+    expect(JSON.parse(b.copied)).toEqual([SYSTEM, USER, CALL]);
+    const c = await copyAs("pydantic_ai", running);
+    expect(c.copied).toBeNull();
+    expect(c.$(".agentcell-notice").textContent).toContain("once the run has ended");
+  });
+  it("a request with offset 0 (history rewritten by compaction) replaces the messages", async () => {
+    const summary = { role: "user", content: "Summary: Dr Ada leads PSYC605." };
+    const run = [...requestedRun().slice(0, -3), ev.modelRequest(3, [SYSTEM, summary], { offset: 0, t: 1.9 })];
+    const { copied } = await copyAs("openai", run);
+    expect(JSON.parse(copied)).toEqual([SYSTEM, summary]);
+  });
+  it("OpenAI messages are refused before any model request (nothing is made up)", async () => {
+    const { copied, $ } = await copyAs("openai", fullRun().slice(0, 9));
+    expect(copied).toBeNull();
+    expect($(".agentcell-notice").textContent).toContain("first model request");
   });
   it("downloads with a format-specific file name", () => {
     URL.createObjectURL = () => "blob:fake";

@@ -1,4 +1,18 @@
-// Small pure formatting helpers (no DOM).
+// Small pure formatting helpers (no DOM). The words the widget shows come from
+// src/agentcell/labels.json, which the Python static (saved-notebook) view reads too.
+import labels from "../src/agentcell/labels.json";
+
+export { labels };
+
+/** Fill a labels.json template: "round {round}" + {round: 2} → "round 2" (unknown names are left as they are). */
+export function fill(template, vars = {}) {
+  return String(template).replace(/\{(\w+)\}/g, (m, k) => (Object.hasOwn(vars, k) ? String(vars[k]) : m));
+}
+
+/** labels.label[key], filled with `vars`. */
+export function label(key, vars) {
+  return fill(Object.hasOwn(labels.label, key) ? labels.label[key] : key, vars);
+}
 
 export function formatElapsed(seconds) {
   const s = Math.max(0, Number.isFinite(seconds) ? seconds : 0);
@@ -73,29 +87,16 @@ export function isLong(text, { chars = 600, lines = 12 } = {}) {
   return false;
 }
 
-export const STATUS_LABEL = {
-  idle: "waiting",
-  running: "running",
-  completed: "done",
-  stopped: "stopped",
-  halted: "halted",
-  budget_exhausted: "out of budget",
-  failed: "failed",
-};
+export const STATUS_LABEL = labels.status;
 
 export function statusLabel(status) {
   return Object.hasOwn(STATUS_LABEL, status) ? STATUS_LABEL[status] : String(status ?? "");
 }
 
-export const RETRACT_LABEL = {
-  gathering: "narration — the model went on to call tools",
-  errored: "retracted — the request failed",
-  halted: "retracted — a guard tripped",
-  stopped: "stopped",
-};
+export const RETRACT_LABEL = labels.retract;
 
 export function retractLabel(reason) {
-  return Object.hasOwn(RETRACT_LABEL, reason) ? RETRACT_LABEL[reason] : `retracted (${reason})`;
+  return reason !== "other" && Object.hasOwn(RETRACT_LABEL, reason) ? RETRACT_LABEL[reason] : fill(RETRACT_LABEL.other, { reason });
 }
 
 export function retryText(item) {

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer } from "./state.js";
+import { createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer, transcriptJSON } from "./state.js";
 import { formatArgs, formatCost, formatCount, formatElapsed, formatJSON, formatMs, formatResult, isLong, retryText } from "./format.js";
-import { appendCoalesced, openaiMessages } from "./transcript.js";
+import { appendCoalesced } from "./transcript.js";
 import { ev, fullRun } from "./test/fixtures.js";
 
 describe("reducer", () => {
@@ -41,7 +41,7 @@ describe("reducer", () => {
     const a = replay(run);
     const b = replay(coalesced);
     expect(slotAnswer(a.slots.get("answer"))).toBe(slotAnswer(b.slots.get("answer")));
-    expect(JSON.stringify(openaiMessages(a))).toBe(JSON.stringify(openaiMessages(b)));
+    expect(transcriptJSON(a)).toEqual(transcriptJSON(b));
   });
 
   it("retraction drops only that round's streamed text", () => {

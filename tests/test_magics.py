@@ -272,3 +272,36 @@ def test_show_rebuilds_a_run_from_its_journal(ip: InteractiveShell, monkeypatch:
     assert widget.final[-1]["kind"] == "processing_complete" and widget.final[-1]["answer"] == ip.user_ns["r"].answer
     with pytest.raises(UsageError, match="no journal for run 'abcdef012345'"):
         ip.run_line_magic("agent", "show abcdef012345")
+
+
+@pytest.mark.anyio
+async def test_handle_answer_mid_run_leaves_out_retracted_narration(ip: InteractiveShell) -> None:
+    # The model narrates, calls a tool (the narration is retracted), then streams its answer slowly.
+    ip.run_cell(
+        "import asyncio, json\n"
+        "from pydantic_ai.models.function import FunctionModel, DeltaToolCall\n"
+        "async def narrate(messages, info):\n"
+        "    if len(messages) == 1:\n"
+        "        yield 'Let me look that up. '\n"
+        "        yield {1: DeltaToolCall(name='lookup', json_args=json.dumps({'code': 'X1'}), tool_call_id='c1')}\n"
+        "        return\n"
+        "    yield 'X1 is led '\n"
+        "    await asyncio.sleep(30)\n"
+        "    yield 'by Ada.'\n"
+        "narrator = FunctionModel(stream_function=narrate, model_name='narrator')\n"
+    )
+    ip.run_cell_magic("agent", "-o h -q -m narrator -t lookup", "Who leads X1?\n[[answer|use_tools=true]]")
+    handle = ip.user_ns["h"]
+    import asyncio
+
+    for _ in range(500):
+        if handle.answer == "X1 is led ":
+            break
+        await asyncio.sleep(0.01)
+    assert handle.answer == "X1 is led "
+    assert handle.partial == "X1 is led "
+    narration = [i for r in handle.transcript.slots["answer"].rounds.values() for i in r.items if i["type"] == "narration"]
+    assert [i["text"] for i in narration] == ["Let me look that up. "]
+    handle.cancel()
+    result = await handle
+    assert result.status == "stopped" and result.partial == {"answer": "X1 is led "}

@@ -99,8 +99,17 @@ def test_static_html_shows_every_part_of_the_run(run_events: tuple[list[WireEven
     assert "Let me look that up" in parsed.text  # the retracted narration
     assert "narration" in parsed.text
     assert "is led by Dr Ada" in parsed.text  # the tool result
-    assert "**Dr Ada** leads" in parsed.text  # the answer (escaped, not rendered)
+    assert "Dr Ada leads" in parsed.text and "**" not in parsed.text.split("Result")[-1]  # Markdown rendered
     assert "done" in parsed.text and "2 requests" in parsed.text
+
+
+def test_static_answer_is_rendered_markdown_like_the_live_view(run_events: tuple[list[WireEvent], RunResult]) -> None:
+    markup = render_html(run_events[0])
+    assert "<h2>Result</h2>" in markup
+    assert "<strong>Dr Ada</strong> leads" in markup
+    # Raw HTML in the answer stays text: the model's link and style are shown, not made.
+    assert "&lt;a href=&quot;javascript:alert(1)&quot;&gt;x&lt;/a&gt;" in markup
+    assert "&lt;style&gt;body{display:none}&lt;/style&gt;" in markup
 
 
 def test_static_html_escapes_every_payload(run_events: tuple[list[WireEvent], RunResult]) -> None:
@@ -111,9 +120,10 @@ def test_static_html_escapes_every_payload(run_events: tuple[list[WireEvent], Ru
     markup = render_html([*events, warning, failed], {"model": XSS[2]})
     parsed = _parse(markup)
     # Only our own tags, and no attribute that could run or load anything.
-    assert parsed.tags <= {"div", "style", "strong", "code", "details", "summary", "pre", "em", "br", "p", "span"}
+    assert parsed.tags <= {"div", "style", "strong", "code", "details", "summary", "pre", "em", "br", "p", "span",
+                           "section", "h2", "h3"}
     for name, value in parsed.attrs:
-        assert name in ("class", "data-status", "data-slot", "open"), name
+        assert name in ("class", "data-status", "data-slot", "data-round", "data-item", "open"), name
         assert value is None or "javascript" not in value.lower()
     assert markup.count("<style>") == 1  # ours, not the model's
     for payload in XSS[:9]:
@@ -209,3 +219,40 @@ def test_final_trait_carries_the_exact_transcript(
     assert len(messages) == len(result.messages) >= 4
     assert json.loads(result.to_json())["messages"] == final["transcript"]["pydantic_ai"]
     assert "transcript" not in w.events_log.snapshot()[-1]
+
+
+@pytest.mark.anyio
+async def test_saved_view_of_a_resumed_run_shows_both_segments_like_the_live_view() -> None:
+    from agentcell.engine import start_run
+    from agentcell.transcript import Transcript
+    from tests.engine.conftest import Call, Script, Sleep, slot, template
+
+    def find(q: str) -> str:
+        """Find q."""
+        return f"found {q}"
+
+    script = Script(["A1"], [Call("find", {"q": "x"}, id="k1")], ["partial ", Sleep(10), "never"], ["B **final**"])
+    run = start_run(template(slot("a", prompt="First?"), slot("b", prompt="Second?", use_tools=True)),
+                    model=script.model, tools=[find], journal=False)
+    widget = AgentWidget()
+    async for event in run.events():
+        widget.apply(event)
+        if isinstance(event, TokenDelta) and event.slot == "b":
+            run.cancel()
+    second = run.resume()
+    async for event in second.events():
+        widget.apply(event)
+    data, _ = widget.static_bundle()
+    markup = data["text/html"]
+    assert 'data-status="completed"' in markup.split(">")[0]
+    assert "resumed (segment 2)" in markup and "kept: a" in markup and "restarting: b" in markup
+    assert "found x" in markup  # segment 1's finished tool round of slot b is kept
+    assert "B <strong>final</strong>" in markup and "partial " not in _parse(markup).text
+    # The same transcript the engine's live reducer holds across both segments.
+    def timeless(value: Any) -> Any:  # the widget and the engine read their own clocks
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if k not in ("t", "start_t")}
+        return [timeless(v) for v in value] if isinstance(value, list) else value
+
+    saved, live = Transcript.from_wire(widget.final).to_json(), run.transcript.to_json()
+    assert timeless(saved["slots"]) == timeless(live["slots"])

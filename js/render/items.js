@@ -1,7 +1,7 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
 import { h } from "./dom.js";
-import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, plural, requestText, retryText, retractLabel } from "../format.js";
+import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
 export const TEACH_ONLY_ITEMS = new Set(["payload", "request"]);
@@ -19,25 +19,25 @@ function payloadSummary(kind, d) {
   return kind.replace(/_/g, " ");
 }
 
-function collapsible(part, cls, label, text, { open = false } = {}) {
+function collapsible(part, cls, heading, text, { open = false } = {}) {
   return h(
     "details",
     { class: ["agentcell-collapse", cls], data: { part }, open },
-    h("summary", { class: "agentcell-collapse-summary" }, label),
+    h("summary", { class: "agentcell-collapse-summary" }, heading),
     h("pre", { class: "agentcell-pre" }, text),
   );
 }
 
-function textBlock(part, cls, label, text) {
-  if (isLong(text)) return collapsible(part, cls, `${label} (${text.length.toLocaleString("en")} chars)`, text);
-  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, label), h("pre", { class: "agentcell-pre" }, text));
+function textBlock(part, cls, heading, text) {
+  if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text);
+  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), h("pre", { class: "agentcell-pre" }, text));
 }
 
 function argsBlock(args) {
   if (args === null || args === undefined) return null;
   const isEmpty = typeof args === "object" && Object.keys(args).length === 0;
-  if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, "no arguments");
-  return textBlock("args", "agentcell-tool-args", "arguments", formatArgs(args));
+  if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, label("no_arguments"));
+  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args));
 }
 
 const RENDER = {
@@ -46,17 +46,17 @@ const RENDER = {
     return h(
       "details",
       { class: "agentcell-item agentcell-thinking", data: { part: "thinking", round: item.round } },
-      h("summary", { class: "agentcell-collapse-summary" }, `thinking (${plural(n, "char")})`),
+      h("summary", { class: "agentcell-collapse-summary" }, `${label("thinking")} (${plural(n, "char")})`),
       h("div", { class: "agentcell-thinking-text" }, item.text),
     );
   },
 
   narration(item) {
-    const label = retractLabel(item.reason);
+    const reason = retractLabel(item.reason);
     return h(
       "div",
       { class: "agentcell-item agentcell-narration", data: { reason: item.reason, round: item.round } },
-      h("div", { class: "agentcell-narration-reason" }, label),
+      h("div", { class: "agentcell-narration-reason" }, reason),
       h("div", { class: "agentcell-narration-text" }, item.text),
     );
   },
@@ -64,15 +64,15 @@ const RENDER = {
   tool(item, ctx) {
     const status = item.status ?? "running";
     const badges = [];
-    if (item.cached) badges.push(h("span", { class: "agentcell-badge agentcell-cached", title: "answered from the cache" }, "cached"));
-    if (status === "running") badges.push(h("span", { class: "agentcell-badge agentcell-running-badge" }, "running…"));
-    if (status === "error") badges.push(h("span", { class: "agentcell-badge agentcell-error-badge" }, "error"));
+    if (item.cached) badges.push(h("span", { class: "agentcell-badge agentcell-cached", title: "answered from the cache" }, label("cached")));
+    if (status === "running") badges.push(h("span", { class: "agentcell-badge agentcell-running-badge" }, label("tool_running")));
+    if (status === "error") badges.push(h("span", { class: "agentcell-badge agentcell-error-badge" }, label("tool_error")));
     const duration = Number.isFinite(item.elapsedMs) ? h("span", { class: "agentcell-tool-duration" }, formatMs(item.elapsedMs)) : null;
     const body = [argsBlock(item.args)];
     if (status !== "running") {
       if (status === "error" && item.error) body.push(h("div", { class: "agentcell-tool-error" }, String(item.error)));
       const result = formatResult(item.result ?? "");
-      if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", status === "error" ? "sent to the model" : "result", result));
+      if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result));
     }
     if (ctx.teaching && item.callId) body.push(h("div", { class: "agentcell-teach-only agentcell-call-id" }, `call id: ${item.callId}`));
     return h(
@@ -92,7 +92,7 @@ const RENDER = {
     if (item.resolved) state = item.resolved.approved ? "approved" : "denied";
     else if (sent !== undefined) state = "sent";
     const children = [
-      h("div", { class: "agentcell-approval-head" }, h("span", { class: "agentcell-label" }, "approval needed: "), h("span", { class: "agentcell-tool-name" }, item.name)),
+      h("div", { class: "agentcell-approval-head" }, h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `), h("span", { class: "agentcell-tool-name" }, item.name)),
       argsBlock(item.args),
     ];
     if (state === "pending" && !ctx.ended) {
@@ -114,10 +114,10 @@ const RENDER = {
       );
     } else {
       let text = "";
-      if (state === "approved") text = "approved";
-      else if (state === "denied") text = `denied${item.resolved.reason ? `: ${item.resolved.reason}` : ""}`;
-      else if (state === "sent") text = sent ? "approval sent…" : "denial sent…";
-      else text = "not answered (the run ended)";
+      if (state === "approved") text = label("approved");
+      else if (state === "denied") text = `${label("denied")}${item.resolved.reason ? `: ${item.resolved.reason}` : ""}`;
+      else if (state === "sent") text = label(sent ? "approval_sent" : "denial_sent");
+      else text = label("not_answered");
       children.push(h("div", { class: "agentcell-approval-outcome" }, text));
     }
     return h("div", { class: "agentcell-item agentcell-approval", data: { "call-id": item.callId, approval: state, round: item.round }, role: "group", aria: { label: `Approval for ${item.name}` } }, ...children);
@@ -128,15 +128,15 @@ const RENDER = {
   },
 
   warning(item) {
-    return h("div", { class: "agentcell-item agentcell-warning" }, h("span", { class: "agentcell-label" }, "warning: "), item.message);
+    return h("div", { class: "agentcell-item agentcell-warning" }, h("span", { class: "agentcell-label" }, `${label("warning")}: `), item.message);
   },
 
   guard(item) {
-    return h("div", { class: "agentcell-item agentcell-guard" }, h("span", { class: "agentcell-label" }, "guard tripped: "), item.reason || "(no reason given)");
+    return h("div", { class: "agentcell-item agentcell-guard" }, h("span", { class: "agentcell-label" }, `${label("guard_tripped")}: `), item.reason || label("no_reason"));
   },
 
   checkpoint(item) {
-    return h("div", { class: "agentcell-item agentcell-checkpoint" }, `checkpoint${item.name ? `: ${item.name}` : ""} — the conversation restarts`);
+    return h("div", { class: "agentcell-item agentcell-checkpoint" }, `${label("checkpoint")}${item.name ? `: ${item.name}` : ""} — ${label("checkpoint_note")}`);
   },
 
   payload(item) {
@@ -165,8 +165,8 @@ const RENDER = {
   compaction(item) {
     const done = item.status === "done";
     const text = done
-      ? `history compacted: ${formatTokens(item.before)} → ${formatTokens(item.after)} tokens`
-      : `compacting history: ~${formatTokens(item.tokens)} tokens${item.window ? ` of ${formatTokens(item.window)}` : ""}…`;
+      ? `${label("compacted")}: ${formatTokens(item.before)} → ${formatTokens(item.after)} tokens`
+      : `${label("compacting")}: ~${formatTokens(item.tokens)} tokens${item.window ? ` of ${formatTokens(item.window)}` : ""}…`;
     const detail = done
       ? `${plural(item.summarized, "message")} summarized (${item.messagesBefore} → ${plural(item.messagesAfter, "message")})`
       : item.messages ? plural(item.messages, "message") : "";
@@ -191,12 +191,12 @@ const RENDER = {
 
   resumed(item) {
     const parts = [];
-    if (item.kept?.length) parts.push(`kept: ${item.kept.join(", ")}`);
-    if (item.restarting) parts.push(`restarting: ${item.restarting}`);
+    if (item.kept?.length) parts.push(`${label("resumed_kept")}: ${item.kept.join(", ")}`);
+    if (item.restarting) parts.push(`${label("resumed_restarting")}: ${item.restarting}`);
     return h(
       "div",
       { class: "agentcell-item agentcell-resumed", data: { segment: item.segment, round: item.round } },
-      h("span", { class: "agentcell-resumed-text" }, `resumed (segment ${item.segment})`),
+      h("span", { class: "agentcell-resumed-text" }, label("resumed", { segment: item.segment })),
       parts.length ? h("span", { class: "agentcell-resumed-detail" }, parts.join(" · ")) : null,
     );
   },

@@ -18,13 +18,14 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
-from .events import ApprovalRequested, Event, RunStatus, SlotCompleted, TokenDelta, Usage, UsageUpdated
+from .events import ApprovalRequested, Event, RunStatus, Usage
 from .journal import JournalOption
 from .launch import LaunchSpec, start
 from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
 from .registry import RunRegistry
 from .result import RunResult
 from .template.program import Template
+from .transcript import Transcript
 from .widget import AgentWidget
 
 
@@ -42,10 +43,6 @@ class RunHandle:
         self.widget = widget
         self.loop = loop
         self.task: asyncio.Task[None] | None = None
-        self._results: dict[str, Any] = {}
-        self._partial: dict[str, list[str]] = {}
-        """Slot → streamed answer pieces (joined when read)."""
-        self._usage = Usage()
         self._watchers: list[Callable[[Event], None]] = []
 
     # ---- reading ---------------------------------------------------------------------------
@@ -66,25 +63,45 @@ class RunHandle:
         return result
 
     @property
+    def transcript(self) -> Transcript:
+        """The run as every view shows it (the engine's one reducer), live."""
+        return self.run.transcript
+
+    @property
     def results(self) -> Mapping[str, Any]:
         """Slot values so far (all of them once the run ended)."""
         result = self.run.result
-        return result.results if result is not None else dict(self._results)
+        return result.results if result is not None else self.run.transcript.results
 
     @property
     def answer(self) -> Any:
-        """The last slot's value; after a stop (or while running) the text streamed so far."""
+        """The last slot's value; after a stop (or while running) the answer text shown so far.
+
+        Mid-run this is the text the view shows as the answer: narration the engine retracted (text
+        the model streamed before it went on to call tools) is not part of it.
+        """
         result = self.run.result
         if result is not None:
             if result.answer is not None or not result.partial:
                 return result.answer
             return list(result.partial.values())[-1]
-        return "".join(list(self._partial.values())[-1]) if self._partial else None
+        return self.partial
+
+    @property
+    def partial(self) -> str | None:
+        """The answer text of the slot streaming now (or that streamed last), or `None` before any."""
+        partial = self.run.transcript.partial
+        return list(partial.values())[-1] if partial else None
 
     @property
     def usage(self) -> Usage:
+        """Totals so far (the whole run's once it ended)."""
         result = self.run.result
-        return result.usage if result is not None else self._usage
+        if result is not None:
+            return result.usage
+        u = self.run.transcript.usage
+        return Usage(requests=u["requests"], tool_calls=u["tool_calls"], input_tokens=u["input_tokens"],
+                     output_tokens=u["output_tokens"], cost=u["cost"])
 
     @property
     def messages(self) -> tuple[ModelMessage, ...]:
@@ -126,7 +143,7 @@ class RunHandle:
         """Feed every event to the widget and watchers; the one boundary where a person watches."""
         try:
             async for event in self.run.events():
-                self._observe(event)
+                self._show(event)
         except asyncio.CancelledError:
             self.run.cancel()  # the consumer was cancelled (e.g. the kernel shuts down): stop the run too
             raise
@@ -136,17 +153,7 @@ class RunHandle:
                 self.widget.fail(f"agentcell could not show this run: {type(exc).__name__}: {exc}")
             raise
 
-    def _observe(self, event: Event) -> None:
-        match event:
-            case TokenDelta():
-                self._partial.setdefault(event.slot, []).append(event.text)
-            case SlotCompleted():
-                self._results[event.slot] = event.value
-                self._partial.pop(event.slot, None)
-            case UsageUpdated():
-                self._usage = event.usage
-            case _:
-                pass
+    def _show(self, event: Event) -> None:
         if self.widget is not None:
             self.widget.apply(event)
         for fn in self._watchers:

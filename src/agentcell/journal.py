@@ -35,16 +35,13 @@ from .events import (
     Event,
     ProcessingComplete,
     RequestCompleted,
-    RunResumed,
     RunStarted,
     RunStatus,
-    SlotCompleted,
-    SlotFailed,
-    TokenDelta,
     Usage,
     UsageUpdated,
 )
 from .result import RunResult
+from .transcript import Transcript
 
 JOURNAL_ENV = "AGENTCELL_JOURNAL"
 _OFF = frozenset({"0", "off", "false", "no", "none"})
@@ -159,25 +156,20 @@ class JournalRecord:
         last = self.events[-1] if self.events else None
         return last.status if isinstance(last, ProcessingComplete) else None
 
+    def transcript(self) -> Transcript:
+        """The journaled events reduced by the one transcript reducer (every segment, in order)."""
+        transcript = Transcript()
+        for event in self.events:
+            transcript.apply_event(event, t=0.0)
+        return transcript
+
     def to_result(self) -> RunResult:
         """A `RunResult` for what the journal holds; a crashed run reads as `failed` and can be resumed."""
         last = self.events[-1] if self.events else None
         if isinstance(last, ProcessingComplete):
             return last.result
-        results: dict[str, Any] = {}
-        partial: dict[str, str] = {}
-        segments, model = 1, ""
-        for event in self.events:
-            if isinstance(event, SlotCompleted):
-                results[event.slot] = event.value
-                partial.pop(event.slot, None)
-            elif isinstance(event, TokenDelta):
-                partial[event.slot] = partial.get(event.slot, "") + event.text
-            elif isinstance(event, SlotFailed) and event.partial:
-                partial[event.slot] = event.partial
-            elif isinstance(event, RunStarted):
-                model = event.model
-        segments = max([1, *(e.segment for e in self.events if isinstance(e, RunResumed))])
+        transcript = self.transcript()
+        results, model = transcript.results, transcript.model
         answers = [s for s in self.answer_slots if s in results]
         return RunResult(
             run_id=self.run_id,
@@ -187,11 +179,11 @@ class JournalRecord:
             answer=results.get(self.answer_slots[-1]) if self.answer_slots and answers else None,
             usage=self.usage,
             messages=self.messages,
-            partial=partial,
+            partial=transcript.partial,
             model=model,
             history_length=len(self.history),
             slot_messages={s: m for s, m in self.slot_messages.items() if s in self.answer_slots},
-            segment=segments,
+            segment=transcript.segment,
         )
 
 

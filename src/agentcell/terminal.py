@@ -28,6 +28,7 @@ from .events import (
     ToolCompleted,
     ToolStarted,
 )
+from .labels import retract_label, status_label
 from .launch import LaunchSpec
 from .result import RunResult
 
@@ -54,7 +55,7 @@ class Printer:
             case SlotStarted():
                 self._line(f"── {event.slot} ({event.slot_type})")
             case SlotRetracted():
-                self._line(self._c(DIM, f"[the text above is {event.reason} narration, not the answer]"))
+                self._line(self._c(DIM, f"[the text above: {retract_label(event.reason)}]"))
             case ToolStarted():
                 self._line(f"→ {event.tool_name}({json.dumps(event.args, ensure_ascii=False)})")
             case ToolCompleted():
@@ -70,10 +71,10 @@ class Printer:
             case SlotCompleted() if not isinstance(event.value, str):
                 self._line(json.dumps(event.value, ensure_ascii=False, default=repr))
             case SlotFailed():
-                self._line(self._c(RED, f"[{event.slot} {event.status}: {event.error}]"))
+                self._line(self._c(RED, f"[{event.slot} {status_label(event.status)}: {event.error}]"))
             case ProcessingComplete():
                 colour = GREEN if event.status == "completed" else RED
-                self._line(self._c(colour, f"── {event.status}"))
+                self._line(self._c(colour, f"── {status_label(event.status)}"))
             case _:
                 pass
 

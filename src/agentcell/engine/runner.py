@@ -10,6 +10,7 @@ from a template and its `RunOptions`.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
 
@@ -17,20 +18,28 @@ from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunResumed, RunStarted, RunStatus, SlotInfo
 from ..result import RunResult
 from ..template.program import SlotStep, Template
+from ..transcript import Transcript
 from .budget import limits_event
 from .execute import Executor
 from .state import RunState
 
 
 class EventLog:
-    """Append-only list of a run's events that async readers can follow."""
+    """Append-only list of a run's events that async readers can follow, reduced into the run's transcript.
 
-    def __init__(self) -> None:
+    The transcript is the one model of the run's state every reader shares (`Run.transcript`); a
+    resumed run's segments reduce into the same one, as the widget does.
+    """
+
+    def __init__(self, transcript: Transcript | None = None) -> None:
         self.events: list[Event] = []
+        self.transcript = transcript if transcript is not None else Transcript()
+        self._t0 = time.monotonic()
         self._waiter = asyncio.Event()
 
     def append(self, event: Event) -> None:
         self.events.append(event)
+        self.transcript.apply_event(event, t=round(time.monotonic() - self._t0, 3))
         # Swap before waking, so a reader that wakes and finds nothing new waits on the fresh event.
         waiter, self._waiter = self._waiter, asyncio.Event()
         waiter.set()
@@ -58,7 +67,7 @@ class Run:
         template: Template,
         log: EventLog,
         *,
-        relaunch: Callable[[RunResult], Run],
+        relaunch: Callable[[RunResult, Transcript], Run],
         notes: tuple[str, ...] = (),
         resumed_from: RunResult | None = None,
     ) -> None:
@@ -66,7 +75,7 @@ class Run:
         self.segment = 1 if resumed_from is None else resumed_from.segment + 1
         """1 for a new run; a resumed run's segments count on."""
         self._relaunch = relaunch
-        """Starts the next segment after a given ending (`setup.py` binds it to the run's `_Setup`)."""
+        """Starts the next segment after an ending, reducing into the same transcript (`setup.py` binds it)."""
         self._notes = notes
         self._resumed_from = resumed_from
         self.model_name = state.model.name
@@ -74,6 +83,8 @@ class Run:
         self._executor = executor
         self._template = template
         self._log = log
+        self.transcript = log.transcript
+        """The run's state as every view shows it (slots, rounds, answers with retractions applied), live."""
         self._result: RunResult | None = None
         self._stop_requested = False
         self._started = False
@@ -148,7 +159,7 @@ class Run:
         """
         if self._result is None:
             raise AgentcellError(f"run {self.run_id} is still going; stop it (run.cancel()) before resuming")
-        return self._relaunch(self._result)
+        return self._relaunch(self._result, self.transcript)
 
     async def _main(self) -> None:
         self._started = True

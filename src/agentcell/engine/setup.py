@@ -32,6 +32,7 @@ from ..options import (
 )
 from ..result import RunResult
 from ..template.program import Template
+from ..transcript import Transcript
 from .budget import ceiling_from
 from .compaction import ContextKeeper
 from .context import window_for
@@ -143,14 +144,14 @@ def start(template: Template | str, options: RunOptions) -> Run:
     return _launch(setup, rid, resume=resume_from)
 
 
-def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None) -> Run:
+def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript: Transcript | None = None) -> Run:
     """Start one segment of a run: the first, or the next one after `resume`."""
     if resume is not None and resume.status not in RESUMABLE:
         raise AgentcellError(
             f"run {run_id} ended {resume.status!r}; only a stopped, failed or out-of-budget run can be resumed"
         )
     segment = 1 if resume is None else resume.segment + 1
-    log = EventLog()
+    log = EventLog(transcript)
     sink = _Sink(log, run_id)
     notes = list(setup.notes)
     sink.journal = _open_journal(run_id, setup.options.journal, segment, notes)
@@ -174,8 +175,8 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None) -> Run:
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
     executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
 
-    def relaunch(ending: RunResult) -> Run:
-        return _launch(setup, run_id, resume=ending)
+    def relaunch(ending: RunResult, transcript: Transcript) -> Run:
+        return _launch(setup, run_id, resume=ending, transcript=transcript)
 
     return Run(state, executor, setup.template, log, relaunch=relaunch, notes=setup.notes, resumed_from=resume)
 

@@ -239,7 +239,7 @@ def _fail(
         state.usage.update(slot, stream.usage)  # what a failed slot spent still counts
     partial = stream.shown
     if partial:
-        state.partial[slot] = partial
+        state.partial[slot] = partial  # kept even when retracted below: a failed request's text is not lost
     if retract is not None:
         stream.retract(retract)
     state.emit(

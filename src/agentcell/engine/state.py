@@ -93,7 +93,7 @@ class RunState:
     transcript: dict[str, tuple[ModelMessage, ...]] = field(default_factory=dict)
     """Slot name → the messages its agent run added (kept on failure too)."""
     partial: dict[str, str] = field(default_factory=dict)
-    """Slot name → answer text shown before the slot was stopped or failed."""
+    """Slot name → answer text shown before the slot was stopped or failed (retracted or not)."""
     context: ContextKeeper | None = None
     """The context gauge and compaction policy (`None`: no gauge, no compaction)."""
     journal: Journal | None = None

@@ -1,0 +1,184 @@
+// The reducer's state and the helpers every handler shares (DOM-free, no imports).
+//
+// Objects a handler touches get their `v` (version) bumped so the renderer redraws only what changed.
+
+export const TERMINAL = new Set(["completed", "stopped", "halted", "budget_exhausted", "failed"]);
+const TEXT_TYPES = new Set(["text", "respond", "str", ""]);
+/** Teaching payloads: kept as `payload` items in their round, not interpreted. */
+export const PAYLOAD_KINDS = new Set(["model_request", "model_response", "request_sent", "response_received"]);
+export const MAX_UNKNOWN = 200;
+
+export function emptyUsage() {
+  return { requests: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0, cost: null };
+}
+
+export function createState() {
+  return {
+    v: 0,
+    started: false,
+    ended: false,
+    runId: null,
+    model: "",
+    offline: false,
+    limits: null,
+    tools: [],
+    toolSchemas: null,
+    status: "idle",
+    earlyTermination: false,
+    answer: undefined,
+    firstT: null,
+    lastT: 0,
+    endT: null,
+    usage: emptyUsage(),
+    slots: new Map(), // name -> slot, insertion order = display order
+    run: { v: 0, items: [] }, // run-level items (slot null): warnings, retries, checkpoints
+    currentSlot: null,
+    unknown: [],
+    unknownCount: 0,
+    extra: {}, // fields of processing_complete we do not know (e.g. the exact transcript)
+    segment: 1, // run_resumed.segment: 2 after the first resume…
+    context: null, // latest context_updated: {used, window, fraction, request, slot}
+  };
+}
+
+export function isTextType(type) {
+  return TEXT_TYPES.has(String(type ?? "").toLowerCase());
+}
+
+export function newSlot(name, info) {
+  return {
+    v: 0,
+    name,
+    type: info?.type ?? "text",
+    required: !!info?.required,
+    useTools: !!info?.use_tools,
+    index: null,
+    status: "pending", // pending | running | completed | stopped | halted | budget_exhausted | failed
+    rounds: new Map(), // round number -> {round, v, items: []}
+    currentRound: 1,
+    streamed: new Map(), // round -> text streamed as answer in that round (not yet retracted)
+    answerV: 0,
+    answerStopped: false,
+    finalText: null, // slot_completed.text
+    value: undefined,
+    hasValue: false,
+    error: null,
+    usage: emptyUsage(),
+    sawTokens: false,
+    kept: false, // run_resumed.kept: the value comes from an earlier segment
+    roundBase: 0, // a resumed slot numbers its rounds from 1 again: shown after the earlier ones
+  };
+}
+
+export function getSlot(state, name) {
+  if (name === null || name === undefined) return null;
+  const key = String(name);
+  let slot = state.slots.get(key);
+  if (!slot) {
+    slot = newSlot(key, null);
+    state.slots.set(key, slot);
+  }
+  return slot;
+}
+
+export function getRound(slot, n) {
+  const r = Number.isFinite(n) && n > 0 ? Math.floor(n) : slot.currentRound;
+  let round = slot.rounds.get(r);
+  if (!round) {
+    round = { round: r, v: 0, items: [] };
+    slot.rounds.set(r, round);
+  }
+  if (r > slot.currentRound) slot.currentRound = r;
+  return round;
+}
+
+/** The view's round number for an event's `round` (or `request`) field; undefined when it has none. */
+export function evRound(slot, n) {
+  return typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.floor(n) + (slot?.roundBase ?? 0) : undefined;
+}
+
+/** The round a "before the next request" item belongs to (compaction happens before a request goes out). */
+export function nextRound(slot) {
+  const r = slot.currentRound;
+  const cur = slot.rounds.get(r);
+  return (cur && cur.items.length) || slot.streamed.has(r) ? r + 1 : r;
+}
+
+/** A slot's rounds in ascending round order. */
+export function sortedRounds(slot) {
+  return [...slot.rounds.values()].sort((a, b) => a.round - b.round);
+}
+
+/** The last item matching `pred` in a slot's timeline (or the run items), newest first, with its round. */
+export function findLast(state, slotName, pred) {
+  const slot = getSlot(state, slotName);
+  if (!slot) {
+    const items = state.run.items;
+    for (let j = items.length - 1; j >= 0; j--) if (pred(items[j])) return [items[j], state.run, null];
+    return [null, null, null];
+  }
+  const all = sortedRounds(slot);
+  for (let i = all.length - 1; i >= 0; i--) {
+    const items = all[i].items;
+    for (let j = items.length - 1; j >= 0; j--) if (pred(items[j])) return [items[j], all[i], slot];
+  }
+  return [null, null, slot];
+}
+
+export function touch(...objs) {
+  for (const o of objs) if (o) o.v++;
+}
+
+/** The text a slot currently shows as its answer. */
+export function slotAnswer(slot) {
+  if (slot.finalText !== null && slot.finalText !== undefined && isTextType(slot.type)) return slot.finalText;
+  let out = "";
+  for (const r of [...slot.streamed.keys()].sort((a, b) => a - b)) out += slot.streamed.get(r);
+  return out;
+}
+
+export function addItem(state, slotName, item, roundNo) {
+  const slot = getSlot(state, slotName);
+  if (!slot) {
+    state.run.items.push(item);
+    touch(state.run);
+    return item;
+  }
+  const round = getRound(slot, roundNo);
+  item.round = round.round;
+  round.items.push(item);
+  touch(round, slot);
+  return item;
+}
+
+export function num(x, d = 0) {
+  return typeof x === "number" && Number.isFinite(x) ? x : d;
+}
+
+export function normUsage(u) {
+  const base = emptyUsage();
+  if (!u || typeof u !== "object") return base;
+  return {
+    requests: num(u.requests),
+    tool_calls: num(u.tool_calls),
+    input_tokens: num(u.input_tokens),
+    output_tokens: num(u.output_tokens),
+    cost: typeof u.cost === "number" && Number.isFinite(u.cost) ? u.cost : null,
+  };
+}
+
+export function startSlot(state, slot) {
+  if (slot.status === "pending") slot.status = "running";
+  state.currentSlot = slot.name;
+}
+
+export function clearAnswer(slot) {
+  slot.streamed.clear();
+  slot.finalText = null;
+  slot.value = undefined;
+  slot.hasValue = false;
+  slot.sawTokens = false;
+  slot.answerStopped = false;
+  slot.error = null;
+  slot.answerV++;
+}

@@ -1,0 +1,151 @@
+// The header: model, offline badge, status, elapsed time, budget meters, tokens, cost, the context
+// gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
+import { currentSlotUsage, TERMINAL } from "../state.js";
+import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
+import { h, setAttr, setText } from "../render/dom.js";
+
+const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
+
+function meterEl(cls, name) {
+  const bar = h("span", { class: "agentcell-bar-fill" });
+  const text = h("span", { class: "agentcell-meter-text" });
+  const el = h(
+    "span",
+    { class: ["agentcell-meter-item", cls], title: `${name} used by the current slot / ceiling per slot` },
+    h("span", { class: "agentcell-meter-label" }, name, " "),
+    text,
+    h("span", { class: "agentcell-bar", "aria-hidden": "true" }, bar),
+  );
+  return { el, bar, text };
+}
+
+function contextEl() {
+  const fill = h("span", { class: "agentcell-bar-fill" });
+  const text = h("span", { class: "agentcell-meter-text" });
+  const el = h(
+    "span",
+    { class: "agentcell-meter-item agentcell-context", hidden: true },
+    h("span", { class: "agentcell-meter-label" }, "context "),
+    text,
+    h("span", { class: "agentcell-bar", "aria-hidden": "true" }, fill),
+  );
+  return { el, fill, text };
+}
+
+function button(cls, aria, title, text) {
+  return h("button", { type: "button", class: `agentcell-btn ${cls}`, aria, title }, text);
+}
+
+/** The header's elements; `exportControls` go between the Teaching view and Stop buttons. */
+export function buildHeader(exportControls) {
+  const hd = {
+    modelEl: h("span", { class: "agentcell-model", title: "model" }),
+    offlineEl: h("span", { class: "agentcell-badge agentcell-offline", hidden: true, title: OFFLINE_TITLE }, label("offline")),
+    statusEl: h("span", { class: "agentcell-status", role: "status", "aria-live": "polite" }),
+    elapsedEl: h("span", { class: "agentcell-elapsed", title: "elapsed time" }, "0.0 s"),
+    mReq: meterEl("agentcell-meter-requests", "requests"),
+    mTools: meterEl("agentcell-meter-tools", "tool calls"),
+    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run)" }),
+    costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
+    context: contextEl(),
+    teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
+    stopBtn: button("agentcell-stop", { label: "Stop the run" }, "Stop the run", "Stop"),
+    hintEl: h("div", { class: "agentcell-hint", hidden: true }),
+  };
+  const meter = h("div", { class: "agentcell-meter" }, hd.mReq.el, hd.mTools.el, hd.context.el, hd.tokensEl, hd.costEl);
+  const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
+  const title = h("div", { class: "agentcell-title" }, h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"), hd.modelEl, hd.offlineEl, hd.statusEl, hd.elapsedEl);
+  hd.el = h("div", { class: "agentcell-header" }, title, meter, actions);
+  return hd;
+}
+
+/** Seconds to show: frozen at the end; while running, the kernel clock extrapolated locally. */
+function elapsedSeconds(ctx, status) {
+  const { state } = ctx.store;
+  const { ui } = ctx;
+  if (state.ended) return state.endT ?? state.lastT;
+  if (TERMINAL.has(status) || !state.started) return state.lastT;
+  const live = ui.elapsedAnchor.t + (ctx.now() - ui.elapsedAnchor.at) / 1000;
+  ui.shownElapsed = Math.max(ui.shownElapsed, live);
+  return ui.shownElapsed;
+}
+
+export function renderElapsed(hd, ctx, status) {
+  setText(hd.elapsedEl, formatElapsed(elapsedSeconds(ctx, status)));
+}
+
+function renderTitle(hd, ctx, status) {
+  const { state } = ctx.store;
+  const root = ctx.root;
+  setAttr(root, "data-status", status);
+  setAttr(root, "data-teaching", ctx.ui.teaching ? "true" : "false");
+  setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
+  hd.offlineEl.hidden = !state.offline;
+  setAttr(root, "data-offline", state.offline ? "true" : null);
+  const shown = statusLabel(status);
+  setText(hd.statusEl, state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown);
+  renderElapsed(hd, ctx, status);
+}
+
+function renderButtons(hd, ctx, ended) {
+  const { ui } = ctx;
+  hd.stopBtn.disabled = ended;
+  setAttr(hd.stopBtn, "aria-disabled", ended ? "true" : "false");
+  setText(hd.stopBtn, !ended && ui.stopping ? "Stopping…" : "Stop");
+  setAttr(hd.stopBtn, "data-stopping", ui.stopping && !ended ? "true" : null);
+  setAttr(hd.teachBtn, "aria-pressed", ui.teaching ? "true" : "false");
+  const hint = ctx.model.get("hint");
+  hd.hintEl.hidden = !hint || ended;
+  setText(hd.hintEl, hint || "");
+}
+
+function meterSet(m, used, limit) {
+  const has = Number.isFinite(limit) && limit > 0;
+  setText(m.text, has ? `${used}/${limit}` : String(used));
+  setAttr(m.el, "data-used", used);
+  setAttr(m.el, "data-limit", has ? limit : null);
+  const frac = has ? Math.min(1, used / limit) : 0;
+  m.bar.style.width = `${(frac * 100).toFixed(1)}%`;
+  setAttr(m.el, "data-level", !has ? null : frac >= 1 ? "full" : frac >= 0.8 ? "high" : "ok");
+}
+
+function renderMeters(hd, state) {
+  const lim = state.limits ?? {};
+  const su = currentSlotUsage(state);
+  meterSet(hd.mReq, su.requests, lim.requests);
+  meterSet(hd.mTools, su.tool_calls, lim.tool_calls);
+  const u = state.usage;
+  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${formatCount(u.output_tokens)} out`);
+  setAttr(hd.tokensEl, "data-input", u.input_tokens);
+  setAttr(hd.tokensEl, "data-output", u.output_tokens);
+  const cost = formatCost(u.cost);
+  hd.costEl.hidden = cost === "";
+  setText(hd.costEl, cost);
+}
+
+function renderContext(hd, ctx) {
+  const { state } = ctx.store;
+  const { el, fill, text } = hd.context;
+  const c = state.context;
+  el.hidden = !(c && c.window > 0);
+  setAttr(ctx.root, "data-segment", state.segment > 1 ? state.segment : null);
+  if (el.hidden) return;
+  const frac = Math.max(0, c.fraction);
+  setText(text, `${c.estimated ? "~" : ""}${formatTokens(c.used)} / ${formatTokens(c.window)}`);
+  setAttr(el, "data-used", c.used);
+  setAttr(el, "data-window", c.window);
+  setAttr(el, "data-fraction", Math.round(frac * 1e4) / 1e4);
+  setAttr(el, "data-level", frac >= 1 ? "full" : frac > 0.8 ? "high" : "ok");
+  setAttr(el, "data-limit", c.window || null); // shows the bar (CSS hides it without a limit)
+  const slot = c.slot != null ? ` of slot ${c.slot}` : "";
+  setAttr(el, "title", `context window in use${slot} after request ${c.request ?? "?"}: ${(frac * 100).toFixed(1)}%${c.estimated ? " (estimate after compaction)" : ""}`);
+  fill.style.width = `${(Math.min(1, frac) * 100).toFixed(1)}%`;
+}
+
+export function renderHeader(hd, ctx, status) {
+  const ended = TERMINAL.has(status);
+  renderTitle(hd, ctx, status);
+  renderButtons(hd, ctx, ended);
+  renderMeters(hd, ctx.store.state);
+  renderContext(hd, ctx);
+}

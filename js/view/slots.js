@@ -1,0 +1,153 @@
+// The body: run-level items, then one section per slot (head, timeline of rounds, answer, error).
+// Each object's `v` (bumped by the reducer) plus the render context forms a key, so only what
+// changed is rebuilt; <details> a reader opened stay open across rebuilds (dom.swap).
+import { isTextType, slotAnswer } from "../state.js";
+import { formatJSON, label, plural, statusLabel } from "../format.js";
+import { h, setAttr, setText, swap, syncChildren } from "../render/dom.js";
+import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
+import { AnswerView } from "../render/answer.js";
+
+export function createBody() {
+  return {
+    runItemsEl: h("div", { class: "agentcell-run-items" }),
+    slotsEl: h("div", { class: "agentcell-slots" }),
+    slotViews: new Map(),
+    runItemCache: new WeakMap(),
+  };
+}
+
+export function resetBody(body) {
+  body.slotViews = new Map();
+  body.runItemCache = new WeakMap();
+  body.slotsEl.replaceChildren();
+  body.runItemsEl.replaceChildren();
+}
+
+/** The element of `item`, rebuilt only when its version or the render key changed. */
+function itemEl(cache, item, rctx, key) {
+  const hit = cache.get(item);
+  const k = `${item.v}|${key}`;
+  if (hit && hit.key === k) return hit.el;
+  const next = renderItem(item, rctx);
+  if (hit) swap(hit.el, next);
+  cache.set(item, { el: next, key: k });
+  return next;
+}
+
+function newSlotView(slot) {
+  const sv = {
+    nameEl: h("span", { class: "agentcell-slot-name" }),
+    typeEl: h("span", { class: "agentcell-slot-type" }),
+    statusE: h("span", { class: "agentcell-slot-status" }),
+    usageEl: h("span", { class: "agentcell-slot-usage" }),
+    timeline: h("div", { class: "agentcell-timeline" }),
+    drafting: h("div", { class: "agentcell-drafting", hidden: true, role: "status" }),
+    md: h("div", { class: "agentcell-markdown" }),
+    value: h("pre", { class: "agentcell-value", hidden: true }),
+    stoppedMark: h("div", { class: "agentcell-answer-stopped", hidden: true }),
+    error: h("div", { class: "agentcell-slot-error", hidden: true, role: "alert" }),
+    rounds: new Map(),
+    items: new WeakMap(),
+    key: null,
+  };
+  sv.answer = h("div", { class: "agentcell-answer", data: { slot: slot.name } }, sv.drafting, sv.md, sv.value, sv.stoppedMark);
+  sv.section = h(
+    "section",
+    { class: "agentcell-slot", data: { slot: slot.name }, aria: { label: `slot ${slot.name}` } },
+    h("div", { class: "agentcell-slot-head" }, sv.nameEl, sv.typeEl, sv.statusE, sv.usageEl),
+    sv.timeline,
+    sv.answer,
+    sv.error,
+  );
+  sv.answerView = new AnswerView(sv.md);
+  return sv;
+}
+
+function renderSlotHead(slot, sv, runEnded) {
+  // A slot that never ran in a run that ended was skipped.
+  const shownStatus = slot.status === "pending" && runEnded ? "skipped" : slot.status;
+  setAttr(sv.section, "data-slot-type", slot.type);
+  setAttr(sv.section, "data-slot-status", shownStatus);
+  setAttr(sv.section, "data-kept", slot.kept ? "true" : null);
+  setText(sv.nameEl, slot.name);
+  setText(sv.typeEl, slot.type + (slot.required ? ` (${label("required")})` : "") + (slot.useTools ? " · tools" : ""));
+  const status = statusLabel(shownStatus) || shownStatus;
+  setText(sv.statusE, slot.kept ? label("kept_slot", { status }) : status);
+  const u = slot.usage;
+  setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}` : "");
+}
+
+function roundView(sv, round) {
+  let rv = sv.rounds.get(round.round);
+  if (!rv) {
+    const items = h("div", { class: "agentcell-round-items" });
+    const heading = h("div", { class: "agentcell-round-label" }, label("round", { round: round.round }));
+    rv = { el: h("div", { class: "agentcell-round", data: { round: round.round } }, heading, items), items, key: null };
+    sv.rounds.set(round.round, rv);
+  }
+  return rv;
+}
+
+function renderTimeline(slot, sv, rctx, key) {
+  const roundEls = [];
+  for (const round of [...slot.rounds.values()].sort((a, b) => a.round - b.round)) {
+    if (round.items.length === 0) continue;
+    const rv = roundView(sv, round);
+    const rkey = `${round.v}|${key}`;
+    if (rv.key !== rkey) {
+      rv.key = rkey;
+      syncChildren(rv.items, round.items.map((it) => itemEl(sv.items, it, rctx, key)));
+      // A round with only teaching items (request rows, payloads) is hidden in the normal view.
+      rv.el.classList.toggle("agentcell-teach-only", round.items.every((it) => TEACH_ONLY_ITEMS.has(it.type)));
+    }
+    roundEls.push(rv.el);
+  }
+  syncChildren(sv.timeline, roundEls);
+}
+
+function renderAnswer(slot, sv, runEnded) {
+  const text = slotAnswer(slot);
+  const typed = !isTextType(slot.type) && !slot.sawTokens;
+  const done = slot.status !== "running" && slot.status !== "pending";
+  sv.drafting.hidden = !(typed && slot.status === "running" && !slot.hasValue && !runEnded);
+  setText(sv.drafting, sv.drafting.hidden ? "" : label("drafting"));
+  if (typed) {
+    sv.md.hidden = true;
+    sv.value.hidden = !slot.hasValue;
+    if (slot.hasValue) setText(sv.value, formatJSON(slot.value));
+  } else {
+    sv.md.hidden = false;
+    sv.value.hidden = true;
+    sv.answerView.update(text, done || runEnded);
+  }
+  setAttr(sv.answer, "data-empty", (typed ? !slot.hasValue : text === "") ? "true" : null);
+  setAttr(sv.answer, "data-stopped", slot.answerStopped ? "true" : null);
+  sv.stoppedMark.hidden = !slot.answerStopped;
+  const why = statusLabel(slot.status === "running" ? "stopped" : slot.status);
+  setText(sv.stoppedMark, slot.answerStopped ? label("partial_answer", { status: why }) : "");
+  sv.error.hidden = !slot.error;
+  setText(sv.error, slot.error ?? "");
+}
+
+function renderSlot(slot, sv, rctx, ctxKey, runEnded) {
+  const key = `${slot.v}|${ctxKey}|${runEnded}`;
+  if (sv.key === key) return;
+  sv.key = key;
+  renderSlotHead(slot, sv, runEnded);
+  renderTimeline(slot, sv, rctx, `${ctxKey}|${runEnded}`);
+  renderAnswer(slot, sv, runEnded);
+}
+
+/** Render the run items and every slot. `rctx` is what item renderers read (teaching, ended, approvals). */
+export function renderBody(body, state, rctx, ctxKey) {
+  const { ended } = rctx;
+  syncChildren(body.runItemsEl, state.run.items.map((it) => itemEl(body.runItemCache, it, rctx, `${ctxKey}|${ended}`)));
+  const els = [];
+  for (const slot of state.slots.values()) {
+    let sv = body.slotViews.get(slot.name);
+    if (!sv) body.slotViews.set(slot.name, (sv = newSlotView(slot)));
+    renderSlot(slot, sv, rctx, ctxKey, ended);
+    els.push(sv.section);
+  }
+  syncChildren(body.slotsEl, els);
+}

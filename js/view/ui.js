@@ -1,0 +1,21 @@
+// The view's own state (what the person did, not what the run did): one object, passed around.
+
+export function createUI(now) {
+  return {
+    /** Teaching view on (tool declarations, payloads, request rows shown). */
+    teaching: false,
+    /** The transcript format Copy and Download hand out ("openai" | "pydantic_ai" | "events"). */
+    exportFormat: "openai",
+    /** Stop was clicked and the run has not ended yet. */
+    stopping: false,
+    /** call_id → approved, for answers sent but not yet resolved by an event. */
+    sentApprovals: new Map(),
+    /** Bumped on every approval sent (a render key). */
+    sentVersion: 0,
+    /** The kernel clock `t` (seconds since run start) observed at local time `at` (ms). */
+    elapsedAnchor: { t: 0, at: now },
+    /** The largest elapsed time shown so far (the clock never runs backwards). */
+    shownElapsed: 0,
+    destroyed: false,
+  };
+}

@@ -1,0 +1,158 @@
+"""The shapes a transcript is made of: slots, rounds, items, and JS-compatible value coercions.
+
+The reducer (`reduce.py`) is a port of `js/state.js`; these helpers make Python read odd wire values
+the way JavaScript does (`num`, `truthy`, `js_str`), so both reducers give the same transcript for
+the same events — the golden fixtures under `tests/fixtures/transcripts/` pin that.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
+"""Statuses a run or a slot ends with."""
+TEXT_TYPES = frozenset({"text", "respond", "str", ""})
+PAYLOAD_KINDS = frozenset({"model_request", "model_response", "request_sent", "response_received"})
+"""Teaching-view payloads: kept as items of their round, not interpreted."""
+MAX_UNKNOWN = 200
+USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens")
+
+Item = dict[str, Any]
+"""One thing in a round (or at run level), keyed as in the canonical JSON; `round` is internal."""
+
+
+class Pieces:
+    """Text that grows by appending: kept as pieces and joined when read (never copied per token)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, text: str = "") -> None:
+        self._parts = [text] if text else []
+
+    def append(self, text: str) -> None:
+        self._parts.append(text)
+
+    def __str__(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def __bool__(self) -> bool:
+        return any(self._parts)
+
+
+@dataclass(slots=True)
+class Round:
+    """One model request of a slot and what happened around it."""
+
+    round: int
+    items: list[Item] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Slot:
+    """A template slot as the transcript knows it so far."""
+
+    name: str
+    type: str = "text"
+    required: bool = False
+    use_tools: bool = False
+    index: int | None = None
+    status: str = "pending"
+    rounds: dict[int, Round] = field(default_factory=dict)
+    """Round number → round, in the order first seen (JSON sorts them)."""
+    current_round: int = 1
+    streamed: dict[int, Pieces] = field(default_factory=dict)
+    """Round → the answer text streamed in that round and not retracted."""
+    answer_stopped: bool = False
+    final_text: str | None = None
+    value: Any = None
+    has_value: bool = False
+    error: str | None = None
+    usage: dict[str, Any] = field(default_factory=lambda: empty_usage())
+    saw_tokens: bool = False
+    kept: bool = False
+    """The value comes from an earlier segment of a resumed run."""
+    round_base: int = 0
+    """A resumed slot numbers its rounds from 1 again; they are shown after the earlier ones."""
+
+    def answer(self) -> str:
+        """The text this slot shows as its answer: a text slot's final text, else its streamed rounds."""
+        if self.final_text is not None and is_text_type(self.type):
+            return self.final_text
+        return "".join(str(self.streamed[r]) for r in sorted(self.streamed))
+
+    def clear_answer(self) -> None:
+        self.streamed.clear()
+        self.final_text = None
+        self.value = None
+        self.has_value = False
+        self.saw_tokens = False
+        self.answer_stopped = False
+        self.error = None
+
+
+def empty_usage() -> dict[str, Any]:
+    return {"requests": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": None}
+
+
+def is_text_type(type_: Any) -> bool:
+    return js_str(type_ if type_ is not None else "").lower() in TEXT_TYPES
+
+
+def is_num(x: Any) -> bool:
+    """A finite JSON number (JavaScript's `typeof x === "number" && Number.isFinite(x)`)."""
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def num(x: Any, default: Any = 0) -> Any:
+    return x if is_num(x) else default
+
+
+def truthy(x: Any) -> bool:
+    """JavaScript truthiness (`!!x`): empty lists and objects are true there."""
+    if x is None or x is False or x == "" or (is_num(x) and x == 0):
+        return False
+    return not (isinstance(x, float) and math.isnan(x))
+
+
+def js_str(x: Any) -> str:
+    """`String(x)` for the values the wire carries."""
+    if isinstance(x, str):
+        return x
+    if x is True or x is False:
+        return "true" if x else "false"
+    if x is None:
+        return "null"
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def json_text(x: Any) -> str:
+    """`JSON.stringify(x)` for a summary that is not a string ("" for null)."""
+    if x is None:
+        return ""
+    try:
+        return json.dumps(x, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return js_str(x)
+
+
+def norm_usage(u: Any) -> dict[str, Any]:
+    base = empty_usage()
+    if not isinstance(u, dict):
+        return base
+    out = {k: num(u.get(k)) for k in USAGE_KEYS}
+    out["cost"] = u.get("cost") if is_num(u.get("cost")) else None
+    return out
+
+
+def add_usage_delta(slot: Slot, before: dict[str, Any], after: dict[str, Any]) -> None:
+    for k in USAGE_KEYS:
+        slot.usage[k] += max(0, after[k] - before[k])
+    if after["cost"] is not None:
+        slot.usage["cost"] = (slot.usage["cost"] or 0) + max(0, after["cost"] - (before["cost"] or 0))

@@ -1,0 +1,72 @@
+"""The one transcript reducer: golden fixtures shared with `js/golden.test.js`, and live reads."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentcell.events import ThinkingDelta, TokenDelta
+from agentcell.transcript import Transcript
+from agentcell.transcript.handlers import HANDLERS
+from agentcell.transcript.model import PAYLOAD_KINDS
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+CASES = sorted(p.name.removesuffix(".events.json") for p in FIXTURES.glob("*.events.json"))
+
+
+def test_there_are_at_least_ten_golden_sequences() -> None:
+    assert len(CASES) >= 10
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_golden_transcript(name: str) -> None:
+    events = json.loads((FIXTURES / f"{name}.events.json").read_text())
+    expected = json.loads((FIXTURES / f"{name}.transcript.json").read_text())
+    assert Transcript.from_wire(events).to_json() == expected
+
+
+def test_every_event_kind_has_a_handler_or_is_a_teaching_payload() -> None:
+    source = (Path(__file__).parents[1] / "src" / "agentcell" / "events.py").read_text()
+    declared = set(re.findall(r'kind: Literal\["(\w+)"\]', source))
+    assert declared, "no kinds found in events.py"
+    assert declared - set(HANDLERS) - PAYLOAD_KINDS == set()
+
+
+def test_typed_deltas_take_the_fast_path_to_the_same_state() -> None:
+    typed, wired = Transcript(), Transcript()
+    started = {"kind": "run_started", "run_id": "r", "slots": [{"name": "a", "type": "text"}], "t": 0}
+    typed.apply(started)
+    wired.apply(started)
+    for i, text in enumerate(["one ", "two"]):
+        typed.apply_event(TokenDelta(run_id="r", slot="a", text=text, round=1), t=i)
+        wired.apply({"kind": "token_delta", "run_id": "r", "slot": "a", "text": text, "round": 1, "t": i})
+    typed.apply_event(ThinkingDelta(run_id="r", slot="a", text="hm", round=2), t=3)
+    wired.apply({"kind": "thinking_delta", "run_id": "r", "slot": "a", "text": "hm", "round": 2, "t": 3})
+    assert typed.to_json() == wired.to_json()
+    assert typed.partial == {"a": "one two"}
+
+
+def test_retracted_narration_is_not_the_answer() -> None:
+    tr = Transcript.from_wire([
+        {"kind": "run_started", "run_id": "r", "slots": [{"name": "a"}]},
+        {"kind": "token_delta", "run_id": "r", "slot": "a", "text": "Let me look. ", "round": 1},
+        {"kind": "slot_retracted", "run_id": "r", "slot": "a", "reason": "gathering", "round": 1},
+        {"kind": "token_delta", "run_id": "r", "slot": "a", "text": "It is 4", "round": 2},
+    ])
+    assert tr.partial == {"a": "It is 4"}
+    assert tr.slots["a"].rounds[1].items[0]["text"] == "Let me look. "
+
+
+def test_events_of_another_run_and_malformed_events_change_nothing() -> None:
+    tr = Transcript.from_wire([{"kind": "run_started", "run_id": "r", "slots": [{"name": "a"}]}])
+    before = tr.to_json()
+    for odd in [{"kind": "token_delta", "run_id": "other", "slot": "a", "text": "x"}, None, {"kind": 3},
+                {"kind": "tool_completed", "run_id": "r", "slot": None, "call_id": {"x": []}}]:
+        tr.apply(odd)  # type: ignore[arg-type]
+    after = tr.to_json()
+    assert [i["type"] for i in after.pop("items")] == ["tool"]  # a run-level call seen only by its completion
+    before.pop("items")
+    assert after == before
