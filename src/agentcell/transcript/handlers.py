@@ -1,4 +1,4 @@
-"""One function per event kind: how a wire event changes the `Transcript` (mirrors `js/state/`).
+"""One function per event kind: how a wire event changes the `TranscriptState` (mirrors `js/state/`).
 
 Each handler reads the event defensively (fields may be missing or of the wrong type) and changes
 the transcript in place. Keep this file and the JavaScript handlers in step; the golden fixtures
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .base import MISSING, TranscriptState, thinking, token
 from .model import (
     TERMINAL,
     Pieces,
@@ -23,9 +24,6 @@ from .model import (
     num,
     truthy,
 )
-
-if TYPE_CHECKING:
-    from .state import Transcript
 
 Ev = Mapping[str, Any]
 _OUTER_KEYS = frozenset({"kind", "run_id", "slot", "status", "early_termination", "answer", "usage", "t"})
@@ -40,7 +38,7 @@ def _terminal(status: Any) -> str:
     return status if isinstance(status, str) and status in TERMINAL else "failed"
 
 
-def run_started(tr: Transcript, ev: Ev) -> None:
+def run_started(tr: TranscriptState, ev: Ev) -> None:
     if tr.ended and ev.get("run_id") == tr.run_id:
         # The next segment of the same run (Run.resume()): keep every slot, run again.
         tr.ended, tr.status, tr.end_t, tr.early_termination, tr.answer = False, "running", None, False, None
@@ -68,7 +66,7 @@ def run_started(tr: Transcript, ev: Ev) -> None:
         slot.use_tools = truthy(info.get("use_tools"))
 
 
-def slot_started(tr: Transcript, ev: Ev) -> None:
+def slot_started(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is None:
         return
@@ -79,23 +77,19 @@ def slot_started(tr: Transcript, ev: Ev) -> None:
     tr.start_slot(slot)
 
 
-def token_delta(tr: Transcript, ev: Ev) -> None:
-    from .state import _token
-
+def token_delta(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is not None:
-        _token(tr, slot, ev.get("text"), ev.get("round"))
+        token(tr, slot, ev.get("text"), ev.get("round"))
 
 
-def thinking_delta(tr: Transcript, ev: Ev) -> None:
-    from .state import _thinking
-
+def thinking_delta(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is not None:
-        _thinking(tr, slot, ev.get("text"), ev.get("round"))
+        thinking(tr, slot, ev.get("text"), ev.get("round"))
 
 
-def slot_retracted(tr: Transcript, ev: Ev) -> None:
+def slot_retracted(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is None:
         return
@@ -116,7 +110,7 @@ def slot_retracted(tr: Transcript, ev: Ev) -> None:
         found.items.insert(len(found.items) if at is None else at, item)
 
 
-def tool_started(tr: Transcript, ev: Ev) -> None:
+def tool_started(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is not None:
         tr.start_slot(slot)
@@ -129,7 +123,7 @@ def tool_started(tr: Transcript, ev: Ev) -> None:
     tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
 
 
-def tool_completed(tr: Transcript, ev: Ev) -> None:
+def tool_completed(tr: TranscriptState, ev: Ev) -> None:
     item = tr.find_tool(ev.get("slot"), _call_id(ev))
     if item is None:
         slot = tr.slot(ev.get("slot"))
@@ -142,7 +136,7 @@ def tool_completed(tr: Transcript, ev: Ev) -> None:
                 elapsed_ms=ev["elapsed_ms"] if is_num(ev.get("elapsed_ms")) else None)
 
 
-def approval_requested(tr: Transcript, ev: Ev) -> None:
+def approval_requested(tr: TranscriptState, ev: Ev) -> None:
     if tr.find_approval(ev.get("slot"), _call_id(ev)) is not None:
         return
     slot = tr.slot(ev.get("slot"))
@@ -152,20 +146,20 @@ def approval_requested(tr: Transcript, ev: Ev) -> None:
     tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
 
 
-def approval_resolved(tr: Transcript, ev: Ev) -> None:
+def approval_resolved(tr: TranscriptState, ev: Ev) -> None:
     item = tr.find_approval(ev.get("slot"), _call_id(ev))
     if item is not None:
         item["resolved"] = {"approved": truthy(ev.get("approved")), "reason": ev.get("reason")}
 
 
-def retrying(tr: Transcript, ev: Ev) -> None:
+def retrying(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     item = {"type": "retry", "attempt": num(ev.get("attempt")), "delay": num(ev.get("delay_s")),
             "reason": _s(ev, "reason")}
     tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
 
 
-def usage_updated(tr: Transcript, ev: Ev) -> None:
+def usage_updated(tr: TranscriptState, ev: Ev) -> None:
     after = norm_usage(ev.get("usage"))
     name = ev.get("slot")
     slot = tr.slot(name if name is not None else tr.current_slot)
@@ -174,24 +168,24 @@ def usage_updated(tr: Transcript, ev: Ev) -> None:
     tr.usage = after
 
 
-def run_warning(tr: Transcript, ev: Ev) -> None:
+def run_warning(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     tr.add_item(ev.get("slot"), {"type": "warning", "message": _s(ev, "message")}, _current(slot))
 
 
-def guard_tripped(tr: Transcript, ev: Ev) -> None:
+def guard_tripped(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is not None:
         slot.status = "halted"
     tr.add_item(ev.get("slot"), {"type": "guard", "reason": _s(ev, "reason")}, _current(slot))
 
 
-def checkpoint_reached(tr: Transcript, ev: Ev) -> None:
+def checkpoint_reached(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     tr.add_item(ev.get("slot"), {"type": "checkpoint", "name": ev.get("name")}, _current(slot))
 
 
-def slot_completed(tr: Transcript, ev: Ev) -> None:
+def slot_completed(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is None:
         return
@@ -201,7 +195,7 @@ def slot_completed(tr: Transcript, ev: Ev) -> None:
     slot.final_text = text if isinstance(text, str) else value if isinstance(value, str) else None
 
 
-def slot_failed(tr: Transcript, ev: Ev) -> None:
+def slot_failed(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is None:
         return
@@ -214,7 +208,7 @@ def slot_failed(tr: Transcript, ev: Ev) -> None:
         slot.answer_stopped = True
 
 
-def run_resumed(tr: Transcript, ev: Ev) -> None:
+def run_resumed(tr: TranscriptState, ev: Ev) -> None:
     tr.segment = max(2, math.floor(num(ev.get("segment"), tr.segment + 1)))
     kept_in = ev.get("kept")
     kept = [js_str(k) for k in kept_in if k is not None] if isinstance(kept_in, list) else []
@@ -246,14 +240,14 @@ def run_resumed(tr: Transcript, ev: Ev) -> None:
         tr.current_slot = slot.name
 
 
-def context_updated(tr: Transcript, ev: Ev) -> None:
+def context_updated(tr: TranscriptState, ev: Ev) -> None:
     used, window = num(ev.get("used_tokens")), num(ev.get("window"))
     fraction = ev["fraction"] if is_num(ev.get("fraction")) else used / window if window > 0 else 0
     tr.context = {"used": used, "window": window, "fraction": fraction, "request": num(ev.get("request"), None),
                   "slot": ev.get("slot"), "estimated": False}
 
 
-def compaction_started(tr: Transcript, ev: Ev) -> None:
+def compaction_started(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is not None:
         tr.start_slot(slot)
@@ -263,7 +257,7 @@ def compaction_started(tr: Transcript, ev: Ev) -> None:
     tr.add_item(ev.get("slot"), item, tr.next_round(slot) if slot is not None else None)
 
 
-def compaction_finished(tr: Transcript, ev: Ev) -> None:
+def compaction_finished(tr: TranscriptState, ev: Ev) -> None:
     item, slot = tr.find_last(ev.get("slot"), lambda it: it["type"] == "compaction" and it["status"] == "running")
     if item is None:
         slot = tr.slot(ev.get("slot"))
@@ -282,7 +276,7 @@ def compaction_finished(tr: Transcript, ev: Ev) -> None:
         tr.context = {**ctx, "used": used, "fraction": used / ctx["window"], "estimated": True}
 
 
-def request_completed(tr: Transcript, ev: Ev) -> None:
+def request_completed(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     purpose = _s(ev, "purpose", "answer")
     u = norm_usage(ev.get("usage"))
@@ -301,7 +295,7 @@ def request_completed(tr: Transcript, ev: Ev) -> None:
     tr.add_item(ev.get("slot"), item, round_no)
 
 
-def processing_complete(tr: Transcript, ev: Ev) -> None:
+def processing_complete(tr: TranscriptState, ev: Ev) -> None:
     tr.ended = True
     tr.status = _terminal(ev.get("status"))
     tr.early_termination = truthy(ev.get("early_termination"))
@@ -320,12 +314,10 @@ def _current(slot: Slot | None) -> int | None:
 
 
 def _call_id(ev: Ev) -> Any:
-    from .state import _MISSING
-
-    return ev.get("call_id", _MISSING)
+    return ev.get("call_id", MISSING)
 
 
-HANDLERS: dict[str, Callable[[Transcript, Ev], None]] = {
+HANDLERS: dict[str, Callable[[TranscriptState, Ev], None]] = {
     fn.__name__: fn
     for fn in (run_started, slot_started, token_delta, thinking_delta, slot_retracted, tool_started,
                tool_completed, approval_requested, approval_resolved, retrying, usage_updated, run_warning,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .base import TranscriptState
 from .model import Item, Pieces, Slot
-
-if TYPE_CHECKING:
-    from .state import Transcript
 
 
 def item_json(item: Item) -> dict[str, Any]:
@@ -38,7 +36,7 @@ def slot_json(slot: Slot) -> dict[str, Any]:
     }
 
 
-def transcript_json(tr: Transcript) -> dict[str, Any]:
+def transcript_json(tr: TranscriptState) -> dict[str, Any]:
     return {
         "run_id": tr.run_id,
         "status": tr.status,

@@ -1,0 +1,38 @@
+"""The code keeps the shape the style guide asks for: small modules, short functions (tests exempt).
+
+Module: at most 400 lines (Python under src/, JavaScript under js/). Function: at most 60 lines
+(Python, measured by `ast`; JavaScript functions are checked by `js/shape.test.js`).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+MAX_MODULE, MAX_FUNCTION = 400, 60
+
+
+def _python_modules() -> list[Path]:
+    return sorted((ROOT / "src" / "agentcell").rglob("*.py"))
+
+
+def _js_modules() -> list[Path]:
+    return sorted(p for p in (ROOT / "js").rglob("*.js") if not p.name.endswith(".test.js") and "test" not in p.parts)
+
+
+def test_no_module_over_400_lines() -> None:
+    sizes = {p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines()) for p in _python_modules() + _js_modules()}
+    assert len(sizes) > 20
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE} == {}
+
+
+def test_no_python_function_over_60_lines() -> None:
+    long: dict[str, int] = {}
+    for path in _python_modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_FUNCTION:
+                    long[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = n
+    assert long == {}
