@@ -165,7 +165,8 @@ def test_export_writes_json_and_openai_messages(ip: InteractiveShell, tmp_path: 
      "Jupyter, or with os.environ['OPENAI_API_KEY'] = getpass.getpass() (not %env"),
     ("-m offline:warp", None, "unknown offline pace 'warp'; use 'offline', 'offline:fast' or 'offline:slow'"),
     ("", "Hello {{ nmber }}\n[[answer]]", "did you mean 'number'?"),
-    ("", "two [[answer", "line 1"),
+    ("", "Hi.\ntwo [[answer", "<%%agent cell>, line 3, column 5: unclosed slot: '[[' has no matching ']]'\n"
+                               "    two [[answer\n        ^"),
 ], ids=["max-iter-0", "context-not-dict", "context-raises", "tool-missing", "tool-not-callable",
         "continue-unknown", "missing-key", "bad-offline-pace", "undefined-variable", "template-syntax"])
 def test_bad_input_is_a_usage_error(ip: InteractiveShell, line: str, cell: str | None, message: str) -> None:
@@ -305,3 +306,16 @@ async def test_handle_answer_mid_run_leaves_out_retracted_narration(ip: Interact
     handle.cancel()
     result = await handle
     assert result.status == "stopped" and result.partial == {"answer": "X1 is led "}
+
+
+def test_budget_hints_in_a_cell_name_the_cell_flags_and_slot_options(ip: InteractiveShell, capsys: Any) -> None:
+    agent(ip, "-o r -q -t lookup --max-iter 1")
+    result = ip.user_ns["r"]
+    assert result.status == "budget_exhausted"
+    assert result.error.endswith(
+        "raise it with --max-iter N on the %%agent line, or set max_iter=N on the slot "
+        "(e.g. [[answer|max_iter=3]]) so its last request is answered without tools"
+    )
+    assert "UsageLimits" not in result.error
+    agent(ip, "-o r2 -q -t lookup --max-iter 2", "Who leads PSYC605?\n[[answer|use_tools=true, max_iter=5]]")
+    assert ip.user_ns["r2"].warnings[0].endswith("using 2 (raise it with --max-iter 5 on the %%agent line)")

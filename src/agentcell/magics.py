@@ -22,7 +22,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Int, Unicode
 
-from .errors import AgentcellError
+from .errors import AgentcellError, TemplateSyntaxError
 from .registry import RunRegistry
 from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
@@ -114,6 +114,8 @@ class AgentMagics(Magics):
         args = parse_argstring(self.agent, line)
         try:
             return self._spec(args, cell)
+        except TemplateSyntaxError as exc:
+            raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
 
@@ -304,6 +306,14 @@ class AgentMagics(Magics):
         from .blocking import install_interrupt_hook
 
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
+
+
+def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
+    """Line numbers as the notebook shows them: the `%%agent` line is line 1, the template starts on 2."""
+    exc.line += 1
+    if exc.source is not None:
+        exc.source = f"%%agent {line}\n{exc.source}"
+    return exc
 
 
 def _looks_like_run_id(name: str) -> bool:
