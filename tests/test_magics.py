@@ -319,3 +319,51 @@ def test_budget_hints_in_a_cell_name_the_cell_flags_and_slot_options(ip: Interac
     assert "UsageLimits" not in result.error
     agent(ip, "-o r2 -q -t lookup --max-iter 2", "Who leads PSYC605?\n[[answer|use_tools=true, max_iter=5]]")
     assert ip.user_ns["r2"].warnings[0].endswith("using 2 (raise it with --max-iter 5 on the %%agent line)")
+
+
+def test_config_shows_the_model_the_next_cell_uses(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ip.run_line_magic("agent", "config")["model"] == "offline:fast (from AGENTCELL_MODEL)"
+    monkeypatch.delenv("AGENTCELL_MODEL")
+    assert ip.run_line_magic("agent", "config")["model"] == "offline (default)"
+    assert ip.run_line_magic("agent", "config model=offline:slow")["model"] == "offline:slow"
+
+
+def test_tools_table_reads_as_a_table_and_stays_a_dict(ip: InteractiveShell) -> None:
+    table = ip.run_line_magic("agent", "tools lookup")
+    assert table.text() == (
+        "lookup(code: string)   [readonly]\n"
+        "    Look a module up by its code.\n"
+        '    {\n      "additionalProperties": false,\n      "properties": {\n        "code": {\n'
+        '          "type": "string"\n        }\n      },\n      "required": [\n        "code"\n      ],\n'
+        '      "type": "object"\n    }'
+    )
+    html = table._repr_html_()
+    assert "<code>lookup(code: string)</code>" in html and "<td>readonly</td>" in html and "<summary>JSON schema" in html
+    assert table["lookup"]["readonly"] is True  # still the dict code reads
+
+
+def test_model_flag_naming_nothing_says_what_it_tried(ip: InteractiveShell) -> None:
+    ip.run_cell("from pydantic_ai.models.test import TestModel\ntutor_model = TestModel()")
+    with pytest.raises(UsageError) as exc:
+        agent(ip, "-m tutor_modle")
+    assert str(exc.value) == (
+        "-m tutor_modle: no notebook variable 'tutor_modle' holds a pydantic-ai Model, and 'tutor_modle' is not a "
+        "model name (those look like 'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5' or 'offline'); "
+        "did you mean 'tutor_model'?"
+    )
+
+
+def test_a_tool_without_a_docstring_gets_a_visible_warning(ip: InteractiveShell) -> None:
+    ip.run_cell("@tool\ndef silent(code: str) -> str:\n    return code\n")
+    agent(ip, "-o r -q -t silent")
+    assert ip.user_ns["r"].warnings[0].startswith(
+        "tool 'silent' has no docstring, so the model gets no description of what it does")
+
+
+@pytest.mark.anyio
+async def test_stop_all_says_which_runs_it_stopped(ip: InteractiveShell) -> None:
+    ip.run_cell_magic("agent", "-o slow_one -q -m offline:slow", "Explain photosynthesis.\n[[answer]]")
+    stopped = ip.run_line_magic("agent", "stop all")
+    assert stopped == 1 and stopped.sentence() == "Stopped 1 run: slow_one."
+    await ip.user_ns["slow_one"]
+    assert ip.run_line_magic("agent", "stop").sentence() == "No run was going; nothing to stop."

@@ -35,8 +35,8 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         ("assistant: calls lookup_module", "tool: Cognition and Emotion, led by Dr Ada Byron"),
     ],
     "tool-calling-workshop.ipynb": [
-        "'description': 'Look a module up by its code. Returns its title and who leads it.'",
-        "'enum': ['undergraduate', 'postgraduate']",
+        "lookup_module(module_code: string)   [readonly]\n    Look a module up by its code. Returns its title and who leads it.",
+        '"undergraduate" | "postgraduate"',  # list_modules' enum, in its signature line
         '{"role": "tool", "tool_call_id": "offline_call_1", "content": "Cognition and Emotion, led by Dr Ada Byron"}',
         "requests: 2 | tool calls: 1",
         "the two calls overlapped: True",

@@ -169,7 +169,17 @@ class AgentMagics(Magics):
         from pydantic_ai.models import Model
 
         value = self.ip.user_ns.get(name)
-        return value if isinstance(value, Model) else name
+        if isinstance(value, Model) or ":" in name or name in ("offline", "test"):
+            return value if isinstance(value, Model) else name
+        import difflib
+
+        models = [k for k, v in self.ip.user_ns.items() if isinstance(v, Model) and not k.startswith("_")]
+        close = difflib.get_close_matches(name, models, n=3)
+        tried = (f"no notebook variable {name!r} holds a pydantic-ai Model" if value is None
+                 else f"the notebook variable {name!r} is a {type(value).__name__}, not a pydantic-ai Model")
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise UsageError(f"-m {name}: {tried}, and {name!r} is not a model name (those look like "
+                         f"'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5' or 'offline'){hint}")
 
     def _history(self, name: str | None) -> Any:
         if name is None:
@@ -212,7 +222,18 @@ class AgentMagics(Magics):
             if not sep or key not in CONFIG_KEYS:
                 raise UsageError(f"%agent config takes key=value with key in {', '.join(CONFIG_KEYS)}; got {item!r}")
             self._set(key, value)
-        return {key: getattr(self, key) for key in CONFIG_KEYS}
+        shown = {key: getattr(self, key) for key in CONFIG_KEYS}
+        shown["model"] = self._effective_model()
+        return shown
+
+    def _effective_model(self) -> str:
+        """The model the next cell without `-m` uses, and where that choice comes from."""
+        import os
+
+        if self.model:
+            return str(self.model)
+        env = os.environ.get("AGENTCELL_MODEL", "").strip()
+        return f"{env} (from AGENTCELL_MODEL)" if env else "offline (default)"
 
     def _set(self, key: str, value: str) -> None:
         if key == "model":
@@ -236,20 +257,29 @@ class AgentMagics(Magics):
 
     def _cmd_tools(self, names: list[str]) -> dict[str, Any]:
         from .launch import tool_schemas
+        from .tool_table import ToolTable
 
         try:
-            return tool_schemas(self.ip.user_ns, names or None)
+            return ToolTable(tool_schemas(self.ip.user_ns, names or None))
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
 
     def _cmd_stop(self, rest: list[str]) -> int:
+        from .tool_table import Stopped
+
         if not rest or rest == ["all"]:
-            return self.registry.stop_all()
+            return Stopped.of([self._run_name(h) for h in self.registry.stop_all()])
         if len(rest) != 1:
             raise UsageError("usage: %agent stop [all | NAME]")
         handle = self._handle(rest[0])
+        was_running = not handle.done
         handle.cancel()
-        return 1
+        return Stopped.of([rest[0]] if was_running else [])
+
+    def _run_name(self, handle: Any) -> str:
+        """The variable a run is bound to (`-o NAME`), else its run id."""
+        bound = next((k for k, v in self.ip.user_ns.items() if v is handle and not k.startswith("_")), None)
+        return bound or f"run {getattr(handle, 'run_id', '?')}"
 
     def _cmd_show(self, rest: list[str]) -> None:
         if len(rest) != 1:
