@@ -367,3 +367,18 @@ async def test_stop_all_says_which_runs_it_stopped(ip: InteractiveShell) -> None
     assert stopped == 1 and stopped.sentence() == "Stopped 1 run: slow_one."
     await ip.user_ns["slow_one"]
     assert ip.run_line_magic("agent", "stop").sentence() == "No run was going; nothing to stop."
+
+
+def test_terminal_export_and_show_accept_the_result_o_bound(
+    ip: InteractiveShell, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path / "journal"))
+    agent(ip, "-o r -t lookup")  # no running loop: terminal mode binds a RunResult
+    assert isinstance(ip.user_ns["r"], RunResult)
+    out = tmp_path / "r.openai.json"
+    ip.run_line_magic("agent", f"export r {out}")
+    assert json.loads(out.read_text())[-1]["role"] == "assistant"
+    capsys.readouterr()
+    ip.run_line_magic("agent", "show r")
+    shown = capsys.readouterr().out
+    assert shown.startswith("%%agent · offline:fast · done") and 'tool lookup({"code": "PSYC605"})' in shown

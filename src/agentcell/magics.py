@@ -288,10 +288,26 @@ class AgentMagics(Magics):
         if name not in self.ip.user_ns and _looks_like_run_id(name):
             self._show_journal(name)
             return
-        handle = self._handle(name)
+        handle = self._handle(name, results=True)
+        if getattr(handle, "widget", None) is None and _running_loop() is None:
+            self._print_run(handle.run_id)  # terminal IPython: the transcript as text
+            return
+        if isinstance(handle, _result_type()):
+            self._show_journal(handle.run_id)
+            return
         if handle.widget is None:
             raise UsageError(f"run {name!r} has no widget (it was started with --quiet or in a terminal)")
         handle.widget.show()
+
+    def _print_run(self, run_id: str) -> None:
+        from .journal import load
+        from .static_view import transcript_text
+
+        try:
+            record = load(run_id)
+        except (OSError, AgentcellError) as exc:
+            raise UsageError(f"no journal for run {run_id!r}: {exc}") from None
+        print(transcript_text(record.transcript()))
 
     def _show_journal(self, run_id: str) -> None:
         """Rebuild a run's widget from its journal (e.g. after the kernel died mid-run)."""
@@ -314,8 +330,8 @@ class AgentMagics(Magics):
     def _cmd_export(self, rest: list[str]) -> str:
         if len(rest) != 2:
             raise UsageError("usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)")
-        handle, path = self._handle(rest[0]), Path(rest[1]).expanduser()
-        if not handle.done:
+        handle, path = self._handle(rest[0], results=True), Path(rest[1]).expanduser()
+        if not getattr(handle, "done", True):
             raise UsageError(f"run {rest[0]!r} is still going; export it once it has ended")
         import json
 
@@ -324,10 +340,14 @@ class AgentMagics(Magics):
         path.write_text(text, encoding="utf-8")
         return str(path)
 
-    def _handle(self, name: str) -> Any:
+    def _handle(self, name: str, *, results: bool = False) -> Any:
+        """The run handle bound to `name`; with `results`, a finished `RunResult` (what `-o` binds in a
+        terminal, or `r = %%agent --wait`) is accepted too."""
         from .handle import RunHandle
 
         value = self.ip.user_ns.get(name)
+        if results and isinstance(value, _result_type()):
+            return value
         if not isinstance(value, RunHandle):
             raise UsageError(f"{name!r} is not a run handle; start a run with %%agent -o {name}")
         return value
@@ -344,6 +364,12 @@ def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyn
     if exc.source is not None:
         exc.source = f"%%agent {line}\n{exc.source}"
     return exc
+
+
+def _result_type() -> type[Any]:
+    from .result import RunResult
+
+    return RunResult
 
 
 def _looks_like_run_id(name: str) -> bool:
