@@ -126,7 +126,7 @@ def start(spec: LaunchSpec, *, approve: ApproveCallback | None = None) -> Run:
     of `spec.options.approve`.
     """
     from .engine import start
-    from .engine.budget import HINT_STYLE
+    from .options import HINT_STYLE
 
     options = spec.options if approve is None else replace(spec.options, approve=approve)
     token = HINT_STYLE.set(spec.hints)  # the run's task copies this context: its messages speak the front end's words

@@ -8,18 +8,13 @@ got its answering round).
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
+from ..options import HINT_STYLE
 from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits
-
-HINT_STYLE: ContextVar[Literal["python", "cell"]] = ContextVar("agentcell_hint_style", default="python")
-"""How budget hints name the knobs: `cell` (a `%%agent` cell: `--max-iter`, `max_iter=` on the slot) or
-`python` (`limits=UsageLimits(...)`). Set around `start` by the front end; the run's task keeps it."""
 
 
 def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
