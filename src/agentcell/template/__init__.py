@@ -8,8 +8,12 @@ text and option values, one slot at a time, so a substituted value is never pars
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from ..errors import TemplateRenderError, TemplateSyntaxError, UndefinedVariableError
 from .compiler import compile_document
+from .includes import Includes
 from .nodes import (
     Checkpoint,
     Const,
@@ -72,23 +76,31 @@ __all__ = [
 ]
 
 
-def parse(source: str, *, name: str = "<cell>") -> Document:
+def parse(
+    source: str, *, name: str = "<cell>", base_dir: str | Path | None = None, include_paths: Sequence[str | Path] = ()
+) -> Document:
     """The syntax tree of `source` (no semantic checks); raise `TemplateSyntaxError`."""
-    return _parse(Source(source, name=name))
+    return _parse(Source(source, name=name), includes=Includes.create(base_dir, include_paths))
 
 
-def compile_template(source: str, *, name: str = "<cell>") -> CompiledTemplate:
+def compile_template(
+    source: str, *, name: str = "<cell>", base_dir: str | Path | None = None, include_paths: Sequence[str | Path] = ()
+) -> CompiledTemplate:
     """Compile a cell's template text.
 
     Args:
         source: the cell, as written.
         name: how errors name it (`<cell>`, a file name).
+        base_dir: the directory the cell's includes are relative to (default: the working
+            directory, which in a notebook is the notebook's).
+        include_paths: more directories an include is looked for in, in order (`--include-path`).
 
     Returns:
         The compiled `Template`: its steps, slots, free variables and warnings.
 
     Raises:
-        TemplateSyntaxError: the template can never run; the error carries line and column.
+        TemplateSyntaxError: the template can never run; the error carries line and column (an
+            error inside an included file names that file and points into it).
     """
     text = Source(source, name=name)
-    return compile_document(_parse(text), text)
+    return compile_document(_parse(text, includes=Includes.create(base_dir, include_paths)), text)

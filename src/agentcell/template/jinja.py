@@ -13,6 +13,7 @@ render, unless the full way already did.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +25,10 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .analysis import Analyzer
-from .nodes import Dynamic, Text, TextPart
+from .nodes import Const, Dynamic, Expression, Text, TextPart
 from .source import Source
+
+_SINGLE_EXPR = re.compile(r"\{\{[^{}]*\}\}")
 
 
 def make_environment() -> jinja2.Environment:
@@ -86,6 +89,8 @@ class CompiledExpr:
     node: Dynamic
     function: Callable[..., Any] = field(repr=False)
     variables: frozenset[str]
+    quoted: bool = False
+    """A quoted option with Jinja in it (`"light {{ colour }}"`): it renders to one string."""
 
 
 def compile_text(text: Text, env: jinja2.Environment, source: Source, analyzer: Analyzer) -> CompiledText:
@@ -130,6 +135,33 @@ def compile_expr(node: Dynamic, env: jinja2.Environment, source: Source) -> Comp
     except (RecursionError, SyntaxError, MemoryError):
         source.fail("Jinja here is nested too deeply to compile", node.line, node.col)
     return CompiledExpr(node, function, variables)
+
+
+def compile_quoted(value: Const, env: jinja2.Environment, source: Source) -> CompiledExpr:
+    """A quoted option value with Jinja in it: exactly one `{{ expr }}` gives that value (a list stays
+    a list); anything else renders to a string. Neither is ever parsed as markup."""
+    node = Dynamic(value.text, value.line, value.col, value.pos)
+    if _SINGLE_EXPR.fullmatch(value.text):
+        return compile_expr(node, env, source)
+    try:
+        tree = env.parse(value.text)
+        template, variables = _compile_tree(tree, env)
+    except jinja2.TemplateSyntaxError as exc:
+        source.fail(f"invalid Jinja in a quoted option: {exc.message}", value.line, value.col)
+    except (RecursionError, SyntaxError, MemoryError):
+        source.fail("Jinja here is nested too deeply to compile", value.line, value.col)
+
+    def render(**values: Any) -> str:
+        return template.render(values)
+
+    return CompiledExpr(node, render, variables, quoted=True)
+
+
+def compile_expression(expression: Expression, env: jinja2.Environment, source: Source) -> CompiledExpr:
+    """An `{% if %}` test or a loop's items, as an option value would be (`{{ expression }}`)."""
+    # Two characters of `{{` before the expression's own offset keep names where the cell has them.
+    node = Dynamic("{{" + expression.source + "}}", expression.line, expression.col, expression.pos - 2)
+    return compile_expr(node, env, source)
 
 
 class _RecordingCodeGenerator(CodeGenerator):
