@@ -164,7 +164,9 @@ def bind(function: Callable[..., Any], arguments: Arguments, context: Mapping[st
     if "context" in params:
         kwargs["context"] = MappingProxyType(dict(context))
     variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    missing = [p.name for p in params.values() if p.default is p.empty and p.kind not in variadic and p.name not in kwargs]
+    missing = [
+        p.name for p in params.values() if p.default is p.empty and p.kind not in variadic and p.name not in kwargs
+    ]
     if missing:
         raise ActionError(f"needs {', '.join(repr(m) for m in missing)}")
     return {name: _coerce(params.get(name), value) for name, value in kwargs.items()}

@@ -8,13 +8,13 @@ slot, a tag or more Jinja.
 from __future__ import annotations
 
 import dataclasses
-import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 import jinja2
 import pydantic
+import typing_extensions
 
 from ..errors import TemplateRenderError
 from . import options as opts
@@ -221,7 +221,7 @@ def is_output_class(value: object) -> bool:
     """Whether a notebook value can be a slot's type: a pydantic model, a dataclass or a TypedDict."""
     if not isinstance(value, type):
         return False
-    return issubclass(value, pydantic.BaseModel) or dataclasses.is_dataclass(value) or typing.is_typeddict(value)
+    return issubclass(value, pydantic.BaseModel) or dataclasses.is_dataclass(value) or typing_extensions.is_typeddict(value)
 
 
 def _kind(value: object) -> str:
