@@ -221,7 +221,8 @@ def is_output_class(value: object) -> bool:
     """Whether a notebook value can be a slot's type: a pydantic model, a dataclass or a TypedDict."""
     if not isinstance(value, type):
         return False
-    return issubclass(value, pydantic.BaseModel) or dataclasses.is_dataclass(value) or typing_extensions.is_typeddict(value)
+    model = issubclass(value, pydantic.BaseModel)
+    return model or dataclasses.is_dataclass(value) or typing_extensions.is_typeddict(value)
 
 
 def _kind(value: object) -> str:
