@@ -145,7 +145,7 @@ async def test_together_runs_its_slots_concurrently_and_merges_in_source_order()
     # The reply sees the text before the block once, then each question and answer in source order.
     assert seen["Write a reply."] == [
         [("user", "Review: Late again"), ("user", "Sentiment?")],
-        [("assistant", '"negative"')],
+        [("assistant", "negative")],
         [("user", "Main complaint?")],
         [("assistant", "late")],
         [("user", "Write a reply.")],
