@@ -8,8 +8,9 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), and the `readonly` / `tool` decorators. Everything heavy (pydantic-ai,
-anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
+`RunOptions`' fields), the `readonly` / `tool` decorators, and `action` (template actions). Everything
+heavy (pydantic-ai, anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell`
+stay fast.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
+    "action": "agentcell.actions",
     "RunResult": "agentcell.result",
     "AgentWidget": "agentcell.widget",
     "resolve_model": "agentcell.models",
@@ -75,6 +77,7 @@ __all__ = [
     "ToolDefinitionError",
     "UndefinedVariableError",
     "__version__",
+    "action",
     "compile_template",
     "complete",
     "complete_async",
@@ -92,6 +95,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .actions import action
     from .engine import complete, complete_async, stream
     from .errors import (
         AgentcellError,

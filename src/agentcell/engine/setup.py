@@ -125,7 +125,7 @@ def start(template: Template | str, options: RunOptions) -> Run:
         raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
     compiled = _compile(template)
     context = dict(options.context or {})
-    compiled.check_context(list(context))
+    compiled.check_context(context)
     resume_from, history = options.resume_from, options.history
     if resume_from is not None and history is not None:
         raise AgentcellError("pass history= or resume_from=, not both (a resumed run keeps its own history)")

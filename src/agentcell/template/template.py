@@ -7,13 +7,13 @@ namespace/`--context`, or be a slot answered *earlier* in the run.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 import jinja2
 
-from ..actions import BUILTIN_ACTIONS
+from ..actions import BUILTIN_ACTIONS, action_policy
 from ..errors import TemplateSyntaxError, UndefinedVariableError
 from .jinja import locate_name
 from .program import SLOT_TYPES, SlotSpec, SlotStep, Step, TemplateWarning
@@ -84,6 +84,8 @@ class CompiledTemplate:
         after it, so reading a slot before it is answered is reported too.
         """
         available = set(names)
+        if isinstance(names, Mapping):  # values too: a function decorated @action(name=…) goes by that name
+            available |= {policy.name for value in names.values() if (policy := action_policy(value)) and policy.name}
         self.check_needs(available)
         answered: set[str] = set()
         index = 0
