@@ -31,6 +31,9 @@ from .parser import parse as _parse
 from .program import (
     SLOT_TYPES,
     CheckpointStep,
+    ForStep,
+    IfBranch,
+    IfStep,
     RenderedSlot,
     SlotOptions,
     SlotSpec,
@@ -39,6 +42,8 @@ from .program import (
     Step,
     Template,
     TemplateWarning,
+    TextStep,
+    TogetherStep,
     Turn,
 )
 from .source import Source
@@ -52,6 +57,9 @@ __all__ = [
     "Const",
     "Document",
     "Dynamic",
+    "ForStep",
+    "IfBranch",
+    "IfStep",
     "Message",
     "Node",
     "Option",
@@ -69,6 +77,8 @@ __all__ = [
     "TemplateWarning",
     "Text",
     "TextPart",
+    "TextStep",
+    "TogetherStep",
     "Turn",
     "UndefinedVariableError",
     "compile_template",

@@ -83,7 +83,8 @@ class _Compiler:
         self.steps: list[Step] = []
         self.specs: list[SlotSpec] = []
         self.segment_names: dict[str, SlotSpec] = {}
-        self.uses_of: Counter[str] = Counter()
+        self.uses_of: dict[str, tuple[int, int]] = {}
+        """Name → the segment it was last used in and its use number (`x#2` after a checkpoint)."""
         self.auto_counts: Counter[str] = Counter()
         self.segment = 0
         self.system = Blocks()
@@ -352,7 +353,9 @@ class _Compiler:
         if node.type is None and not node.action and node.name in types.KNOWN_TYPES:
             message = f"[[{name}]] is a text slot named '{name}'; for a {name} value write [[{name}:]]"
             self.warnings.append(TemplateWarning(message=message, line=node.line, col=node.col))
-        self.uses_of[name] += 1 if name not in self.segment_names else 0
+        segment, occurrence = self.uses_of.get(name, (self.segment, 0))
+        occurrence = occurrence if segment == self.segment and occurrence else occurrence + 1
+        self.uses_of[name] = (self.segment, occurrence)
         spec = SlotSpec(
             name=name,
             type=parts.slot_type,
@@ -363,7 +366,7 @@ class _Compiler:
             quantifier=node.quantifier,
             class_name=parts.class_name,
             action=parts.action,
-            occurrence=self.uses_of[name],
+            occurrence=occurrence,
             in_loop="for" in self.within,
             conditional="if" in self.within,
         )
