@@ -497,3 +497,9 @@ def test_nothing_is_dropped_text_after_a_loop_is_warned() -> None:
 def test_the_slot_spec_of_a_new_style_slot() -> None:
     spec = compile_template("{% if go %}[[!int{2,3}:xs]]{% endif %}").slots[0]
     assert spec == SlotSpec(name="xs", type="int", required=True, line=1, col=12, quantifier=(2, 3), conditional=True)
+
+
+def test_a_together_cut_short_inside_an_if_is_an_error_not_a_hang() -> None:
+    """Found by the fuzz test: the `{% else %}` of the enclosing `{% if %}` cannot end a `<together>`'s text."""
+    assert error("{% if n %}<together>A [[a]] </[[b]]together>{% else %}[[d]]{% endif %}") == (
+        "{% endif %} has no matching {% if %}", 1, 60)

@@ -323,12 +323,14 @@ class _Parser(SlotParser):
     def together(self) -> Together:
         opener = self.advance()
         nodes: list[Node] = []
+        self.stops.append(frozenset())  # an enclosing block's {% else %} cannot end the text inside
         while not (self.current.kind == "tag_close" and self.current.value == "together"):
             if self.current.kind == "eof":
                 self.fail("unclosed <together>: no matching </together>", opener)
             if self.current.kind == "tag_open" and self.current.value == "together":
                 self.fail(f"<together> blocks cannot nest: the one at {self.where(opener)} is still open", self.current)
             nodes.append(self.node())
+        self.stops.pop()
         self.advance()
         return Together(tuple(nodes), *self.source.position(opener.pos))
 
