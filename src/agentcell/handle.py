@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
@@ -224,6 +225,7 @@ def show(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
 ) -> AgentWidget:
     """Start a run on the running loop and return its live widget (marimo, Python inside a loop).
 
@@ -246,6 +248,7 @@ def show(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     compiled = compile_template(template) if isinstance(template, str) else template
     handle = launch(LaunchSpec(template=compiled, options=options, hints="python"))

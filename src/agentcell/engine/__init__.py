@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai.messages import ModelMessage
@@ -86,6 +87,7 @@ async def stream(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
 ) -> AsyncIterator[Event]:
     """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
     options = RunOptions(
@@ -104,6 +106,7 @@ async def stream(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     run = start(template, options)  # in the generator's body, not a helper's: `aclose()` must reach it
     try:
@@ -135,6 +138,7 @@ async def complete_async(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
 ) -> RunResult:
     """Run `template` to the end and return its result (keywords: `RunOptions`, then `on_halt`).
@@ -160,6 +164,7 @@ async def complete_async(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     return await _complete(template, options, on_halt=on_halt)
 
@@ -203,6 +208,7 @@ def complete(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
 ) -> RunResult:
     """The synchronous `complete_async`, for scripts and terminal IPython (no running event loop)."""
@@ -231,5 +237,6 @@ def complete(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     return asyncio.run(_complete(template, options, on_halt=on_halt))
