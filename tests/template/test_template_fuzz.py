@@ -10,10 +10,9 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
-
 from hypothesis import given, note
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from agentcell.actions import action
 from agentcell.errors import TemplateRenderError, TemplateSyntaxError
