@@ -118,7 +118,7 @@ def test_values_in_the_new_constructs_stay_values(value: str) -> None:
         ("summary", "text"), ("kept", "@set"), ("a", "text"), ("b", "pick"), ("echo", "@set"),
     ]  # fmt: skip
     context = {"value": value, "items": [value, value]}
-    loop, branch, together, echo = [step for step in template.steps if not type(step).__name__ == "TextStep"]
+    loop, branch, together, echo = [step for step in template.steps if type(step).__name__ != "TextStep"]
     assert isinstance(loop, ForStep) and isinstance(branch, IfStep) and isinstance(together, TogetherStep)
     assert loop.items(context) == [{"item": value}, {"item": value}]
     inner = loop.steps[0]
