@@ -36,7 +36,8 @@ SECTION = (
 STRUCKDOWN_SECTION = (
     "<header>Ticket batch {i}</header><system local>Be brief.</system>\n"
     "[[@set:batch{i}|\"b{i}\"]] Any urgent? [[!bool:urgent{i}]]\n"
-    "{% for t in tickets %}Summarise {{ t.title }} ({{ loop.index }}). [[extract+:quotes{i}|max_length=200]]{% endfor %}\n"
+    "{% for t in tickets %}Summarise {{ t.title }} ({{ loop.index }}). "
+    "[[extract+:quotes{i}|max_length=200]]{% endfor %}\n"
     "{% if urgent{i} %}Who acts? [[owner{i}]]{% else %}When? [[date:due{i}|min=\"2024-01-01\"]]{% endif %}\n"
     "<together>Sentiment? [[pick{1,2}:mood{i}|calm, angry, sad]] Score? [[int:score{i}|min=1, max=5]]</together>\n"
     'Shade? [[pick:shade{i}|"light {{ batch{i} }}", "dark {{ batch{i} }}"]]\n<checkpoint>\n'
