@@ -270,27 +270,24 @@ async def test_tool_calls_work_inside_a_loop() -> None:
 
 
 async def test_a_stopped_loop_resumes_at_the_unfinished_item() -> None:
-    release = asyncio.Event()
-    answers = iter(["S1", None, "S2", "S3"])
+    calls: list[int] = []
+    hanging = asyncio.Event()
 
     async def respond(messages: list[ModelMessage], info: AgentInfo) -> Any:
-        answer = next(answers)
-        if answer is None:
-            await release.wait()  # the second item hangs until the run is stopped
-            answer = "never"
-        yield answer
+        calls.append(len(calls))
+        if len(calls) == 2:  # the second item's first request hangs until the run is stopped
+            hanging.set()
+            await asyncio.Event().wait()
+        yield {1: "S1", 3: "S2", 4: "S3"}[len(calls)]
 
     model = FunctionModel(stream_function=respond, model_name="m")
     source = "{% for x in xs %}About {{ x }}. [[s]]{% endfor %}"
     run = start(source, RunOptions(context={"xs": ["a", "b", "c"]}, model=model, journal=False))
-    for _ in range(200):
-        if any(e.kind == "slot_started" and e.slot == "s[1]" for e in run.events_so_far):
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(hanging.wait(), 5)
     run.cancel()
     stopped = await run
     assert (stopped.status, stopped.results) == ("stopped", {"s": ["S1"]})
-    resumed = await run.resume()
+    resumed = await asyncio.wait_for(run.resume().wait(), 5)
     assert (resumed.status, resumed.results) == ("completed", {"s": ["S1", "S2", "S3"]})
 
 

@@ -260,12 +260,12 @@ def _systems(source: str) -> list[str | None]:
         ("<system>G</system><system local>L</system>A [[a]]<checkpoint>B [[b]]", ["G\n\nL", "G"]),
         ("<system>G</system>A [[a]]<system append>More</system>B [[b]]", ["G", "G\n\nMore"]),
         ("<system>G</system>A [[a]]<system replace>R</system>B [[b]]", ["G", "R"]),
-        ("<system>G</system>A [[a]]<system>New</system>B [[b]]", ["G", "New"]),
+        ("<system>G</system>A [[a]]<system>New</system>B [[b]]", ["G", "G\n\nNew"]),
         ("<system local>L1</system>A [[a]]<system local append>L2</system>B [[b]]<checkpoint>C [[c]]",
          ["L1", "L1\n\nL2", None]),
         ("<system>G</system><system local>L</system>A [[a]]<system local replace></system>B [[b]]", ["G\n\nL", "G"]),
     ],
-    ids=["local-ends-at-checkpoint", "append", "replace", "plain-after-slot", "local-append", "replace-clears"],
+    ids=["local-ends-at-checkpoint", "append", "replace", "plain-appends-too", "local-append", "replace-clears"],
 )
 def test_system_scopes_and_modifiers(source: str, expected: list[str | None]) -> None:
     assert _systems(source) == expected

@@ -86,7 +86,7 @@ def test_whitespace_only_text_and_turns_make_no_turn(run: Run) -> None:
     assert run(template, {"flag": False})["a"].turns == (user(""),)
 
 
-def test_system_blocks_group_replace_and_survive_checkpoints(run: Run) -> None:
+def test_system_blocks_accumulate_and_survive_checkpoints(run: Run) -> None:
     template = compile_template(
         "<system>One.</system>\n<system>Two for {{ who }}.</system>\nQ1 [[a]]\n"
         "Q2 [[b]]\n<system>Three, after {{ a }}.</system>\nQ3 [[c]]\n"
@@ -96,9 +96,9 @@ def test_system_blocks_group_replace_and_survive_checkpoints(run: Run) -> None:
     assert systems == {
         "a": "One.\n\nTwo for Ann.",
         "b": "One.\n\nTwo for Ann.",
-        "c": "Three, after A.",
-        "d": "Three, after A.",
-        "e": "Four.",
+        "c": "One.\n\nTwo for Ann.\n\nThree, after A.",
+        "d": "One.\n\nTwo for Ann.\n\nThree, after A.",
+        "e": "One.\n\nTwo for Ann.\n\nThree, after A.\n\nFour.",
     }
 
 

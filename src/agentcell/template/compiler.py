@@ -9,7 +9,10 @@ Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
   the engine keeps it out of the shared conversation. Text before an `{% if %}`/`{% for %}` that
   holds slots, and text at the end of a branch or loop body, becomes a `TextStep`: it joins the
   prompt of whichever slot the run reaches next.
-* `<system>`/`<header>` (`scope.py`): the blocks in force at a slot, rendered at that slot.
+* `<system>`/`<header>` (`scope.py`): the blocks in force at a slot (global ones across checkpoints,
+  local ones until the next; each adds to those in force unless it says `replace`), rendered at that
+  slot. (Before issue 14 a plain `<system>` after a slot replaced the earlier ones; struckdown's
+  documented semantics, which we follow now, append.)
 * A cell with no slot gets `[[answer]]` at its end (`SlotSpec.implicit`). Text or `<system>` that no
   slot follows is a `TemplateWarning`, never silently dropped.
 * A slot name is used once per segment (twice is an error naming both places); after a checkpoint

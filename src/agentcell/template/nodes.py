@@ -119,22 +119,22 @@ class Slot:
 
 
 Scope: TypeAlias = Literal["global", "local"]
-Mode: TypeAlias = Literal["group", "append", "replace"]
+Mode: TypeAlias = Literal["append", "replace"]
 
 
 @dataclass(frozen=True, slots=True)
 class System:
     """`<system>…</system>`, or `<system local|global|append|replace>`.
 
-    `scope`: `global` blocks stay in force across checkpoints, `local` ones until the next checkpoint.
-    `mode`: `append` adds to the blocks in force, `replace` replaces those of its scope, `group` (no
-    modifier) joins the blocks written together and replaces them once a slot or checkpoint passed."""
+    `scope`: `global` (the default) blocks stay in force across checkpoints, `local` ones until the next
+    checkpoint. `mode`: `append` (the default) adds to the blocks in force, `replace` replaces those of
+    its scope (struckdown's documented semantics)."""
 
     body: Text
     line: int
     col: int
     scope: Scope = "global"
-    mode: Mode = "group"
+    mode: Mode = "append"
     kind: Literal["system"] = "system"
 
 
@@ -146,7 +146,7 @@ class Header:
     line: int
     col: int
     scope: Scope = "global"
-    mode: Mode = "group"
+    mode: Mode = "append"
     kind: Literal["header"] = "header"
 
 

@@ -291,7 +291,7 @@ class _Parser(SlotParser):
         opener = self.advance()
         words = opener.raw[1 + len(opener.value) : -1].split()
         scope: Scope = "local" if "local" in words else "global"
-        mode: Mode = "replace" if "replace" in words else "append" if "append" in words else "group"
+        mode: Mode = "replace" if "replace" in words else "append"
         body = self.tag_body(opener)
         line, col = self.source.position(opener.pos)
         if opener.value == "header":

@@ -1,12 +1,9 @@
 """Which `<system>` (or `<header>`) blocks are in force at a slot: scopes and modifiers.
 
-Two lists per tag: *global* blocks stay in force across checkpoints, *local* ones until the next
-checkpoint. A block's mode says how it joins them:
-
-* no modifier (`group`): blocks written with no slot or checkpoint between them are joined; the
-  first one after a slot or checkpoint replaces the blocks of its scope (SPEC §2.2, unchanged);
-* `append`: added to the blocks of its scope in force;
-* `replace`: replaces the blocks of its scope (with empty content it clears them).
+Two lists per tag: *global* blocks (the default) stay in force across checkpoints, *local* ones until
+the next checkpoint. A block is added to the blocks of its scope in force (`append`, the default), or
+replaces them (`replace`; with empty content it clears them). This is struckdown's documented model;
+its runtime ignores the modifiers, we do not. A block applies from its position on (SPEC §2.2).
 
 In force at a slot: the global blocks, then the local ones (struckdown's order).
 """
@@ -22,25 +19,21 @@ class Blocks:
 
     def __init__(self) -> None:
         self._lists: dict[str, list[CompiledText]] = {"global": [], "local": []}
-        self._fresh = {"global": True, "local": True}
         self.late: System | Header | None = None
         """The first block since the last slot (a warning if no slot follows it)."""
 
     def add(self, text: CompiledText, node: System | Header) -> None:
         blocks = self._lists[node.scope]
-        if node.mode == "replace" or (node.mode == "group" and self._fresh[node.scope]):
+        if node.mode == "replace":
             blocks.clear()
         blocks.append(text)
-        self._fresh[node.scope] = False
         self.late = self.late or node
 
     def slot_passed(self) -> None:
-        self._fresh = {"global": True, "local": True}
         self.late = None
 
     def checkpoint(self) -> None:
         self._lists["local"].clear()
-        self._fresh = {"global": True, "local": True}
 
     @property
     def in_force(self) -> tuple[CompiledText, ...]:
