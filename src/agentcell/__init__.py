@@ -8,8 +8,9 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), and the `readonly` / `tool` decorators. Everything heavy (pydantic-ai,
-anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
+`RunOptions`' fields), `stop_all`, `static_transcript`, and the `readonly` / `tool` decorators.
+Everything heavy (pydantic-ai, anywidget) is imported on first use, so `import agentcell` and
+`%load_ext agentcell` stay fast.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "openai_compatible": "agentcell.providers",
     "RetryPolicy": "agentcell.providers",
     "show": "agentcell.handle",
+    "stop_all": "agentcell.frontends",
+    "static_transcript": "agentcell.static_output",
+    "StaticTranscript": "agentcell.static_output",
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
@@ -52,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "ReplayDivergence": "agentcell.errors",
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
+    "NoEventLoop": "agentcell.errors",
 }
 
 __all__ = [
@@ -63,6 +68,7 @@ __all__ = [
     "EventLoopRunning",
     "Halted",
     "ModelConfigError",
+    "NoEventLoop",
     "ProviderError",
     "ReplayDivergence",
     "RetryPolicy",
@@ -70,6 +76,7 @@ __all__ = [
     "RunHandle",
     "RunOptions",
     "RunResult",
+    "StaticTranscript",
     "TemplateRenderError",
     "TemplateSyntaxError",
     "ToolDefinitionError",
@@ -86,6 +93,8 @@ __all__ = [
     "replay",
     "resolve_model",
     "show",
+    "static_transcript",
+    "stop_all",
     "stream",
     "tool",
     "unload_ipython_extension",
@@ -99,6 +108,7 @@ if TYPE_CHECKING:
         EventLoopRunning,
         Halted,
         ModelConfigError,
+        NoEventLoop,
         ProviderError,
         ReplayDivergence,
         RunError,
@@ -107,11 +117,13 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         UndefinedVariableError,
     )
+    from .frontends import stop_all
     from .handle import RunHandle, show
     from .models import offline_model, record, resolve_model
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
     from .result import RunResult
+    from .static_output import StaticTranscript, static_transcript
     from .template import compile_template
     from .tools import readonly, tool
     from .widget import AgentWidget
