@@ -8,7 +8,8 @@ on), and their *place* decides which earlier run a new one replaces:
 * in marimo: the running cell (marimo re-runs cells on every upstream change, so this matters);
 * in a Jupyter kernel: the cell id the front end sent with the request (JupyterLab, Notebook 7,
   VS Code; nbclient too);
-* otherwise (plain Python, terminal IPython): none — the run replaces nothing.
+* otherwise (plain Python, terminal IPython): a place of its own — the run replaces nothing, and only
+  `show(key=its_widget)` replaces it.
 
 One execution of a cell may call `show()` several times: those runs share a *generation* and coexist;
 the next execution replaces them all (`RunRegistry.add`).
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import uuid
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,8 +50,8 @@ class Place:
 
     front: Literal["marimo", "jupyter", "python"]
     """The front end running the code."""
-    key: str | None = None
-    """The registry place: a newer run from the same key replaces the older (`None`: replaces nothing)."""
+    key: str
+    """The registry place: a newer run from the same place replaces the older."""
     generation: object = None
     """This execution of the cell (runs of one execution coexist); `None` for `key=`: always replace."""
     marimo_cell: str | None = None
@@ -72,13 +74,12 @@ def place_of_call(key: str | AgentWidget | None = None) -> Place:
         return Place(front=front, key=f"marimo:{marimo[0]}", generation=marimo[1], marimo_cell=cell)
     if jupyter is not None:
         return Place(front=front, key=f"cell:{jupyter[0]}", generation=jupyter[1])
-    return Place(front=front)
+    return Place(front=front, key=f"run:{uuid.uuid4().hex}")  # its own place: only `key=` its widget replaces it
 
 
 def remember(widget: AgentWidget, place: Place) -> None:
     """Note the place a widget's run came from, for a later `show(key=widget)`."""
-    if place.key is not None:
-        _places[widget] = place.key
+    _places[widget] = place.key
 
 
 def marimo_execution() -> tuple[str, object] | None:
