@@ -253,7 +253,7 @@ def _switch_hint() -> str:
     if HINT_STYLE.get() == "cell":
         return "Switch with `%agent config model=openai:gpt-4o-mini` or pass `--model` to the cell."
     return ("Switch by passing `model=\"openai:gpt-4o-mini\"` (any pydantic-ai model) to `complete()`, "
-            "`stream()` or `show()`.")
+            "`stream()` or `show()`, or set `AGENTCELL_MODEL` before Python starts.")
 
 
 def _answer(
