@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TypeVar
 
 from .event_aliases import ALIASES
@@ -64,7 +64,7 @@ POLL_S = 0.05
 
 async def stop_when_set(
     stop: threading.Event, events: AsyncGenerator[T, None], *, poll: float = POLL_S
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """Yield `events` until `stop` is set (from any thread), then close them, cancelling the call in flight.
 
     For a run consumed on a thread that is not the one driving its event loop::

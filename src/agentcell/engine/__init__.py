@@ -34,7 +34,7 @@ they are front-only keywords: the model is built before `RunOptions`, so no key 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic_ai.messages import ModelMessage
@@ -93,7 +93,7 @@ async def stream(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
     options = RunOptions(
         context=context,
@@ -269,7 +269,7 @@ async def complete_incremental_async(
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
     stream: bool = True,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """struckdown's name for `stream()`: the same run and events, with struckdown's keywords.
 
     Its events also answer to struckdown's names (`agentcell.incremental`). `stream=False` leaves out
