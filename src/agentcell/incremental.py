@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncGenerator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .event_aliases import ALIASES
 from .events import (
@@ -80,25 +80,25 @@ async def stop_when_set(
     then ends quietly; errors from the run (e.g. `Halted`) pass through unchanged. Closing this
     generator early closes `events` too.
     """
-    watcher = asyncio.ensure_future(_watch(stop, poll))
+    current: list[asyncio.Task[list[T]]] = []  # the step in progress, which the watcher cancels
+    watcher = asyncio.ensure_future(_watch(stop, poll, current))
     try:
         while not stop.is_set():
             step = asyncio.ensure_future(_next(events))
+            current[:] = [step]
             try:
-                await asyncio.wait({step, watcher}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if not step.done():  # the flag was set, or this generator itself is being cancelled or closed
-                    step.cancel()  # lands inside `events`, whose own cleanup stops the run
-                    await asyncio.wait({step})
-            if step.cancelled():
-                return
-            got = step.result()
+                got = await step
+            except asyncio.CancelledError:
+                this = asyncio.current_task()
+                if step.cancelled() and stop.is_set() and (this is None or not this.cancelling()):
+                    return  # the watcher cancelled the step: `events` has already stopped the run
+                raise  # this generator itself is being cancelled (which cancelled the step too)
             if not got:
                 return
             yield got[0]
     finally:
         watcher.cancel()
-        await events.aclose()
+        await events.aclose()  # a no-op when a cancelled step has already finished `events`
 
 
 async def _next(events: AsyncGenerator[T, None]) -> list[T]:
@@ -109,6 +109,8 @@ async def _next(events: AsyncGenerator[T, None]) -> list[T]:
         return []
 
 
-async def _watch(stop: threading.Event, poll: float) -> None:
+async def _watch(stop: threading.Event, poll: float, current: list[asyncio.Task[Any]]) -> None:
     while not stop.is_set():
         await asyncio.sleep(poll)
+    for step in current:
+        step.cancel()  # lands inside `events` (e.g. the provider call), whose own cleanup stops the run
