@@ -270,14 +270,11 @@ async def complete_incremental_async(
     credentials: Credentials | None = None,
     stream: bool = True,
 ) -> AsyncGenerator[Event, None]:
-    """struckdown's name for `stream()`: the same run and events, with struckdown's keywords.
+    """struckdown's name for `stream()`: the same run and events (`agentcell.incremental` names them), its keywords.
 
-    Its events also answer to struckdown's names (`agentcell.incremental`). `stream=False` leaves out
-    the answer's token events (`TokenDelta`, `SlotRetracted`) as struckdown's buffered mode does; tool
-    events come either way. On a guard trip it raises `Halted` (carrying the result) in place of the
-    final event, unless `on_halt="return"`: then the last event is `ProcessingComplete(early_termination=True)`.
-    A stopped, failed or exhausted run ends with `ProcessingComplete` and its status, as `stream()` does.
-    Leaving the loop and calling `aclose()` cancels the provider call in flight.
+    `stream=False` leaves out the answer's `TokenDelta` / `SlotRetracted` (tool events come either way).
+    A guard trip raises `Halted` in place of the final event, unless `on_halt="return"`. `aclose()` after
+    leaving the loop cancels the provider call in flight.
     """
     options = RunOptions(
         context=context,
@@ -299,12 +296,16 @@ async def complete_incremental_async(
     run = start(template, options)  # in this body, as in `stream`, so `aclose()` reaches the `finally`
     try:
         async for event in run.events():
-            if not stream and isinstance(event, TokenDelta | SlotRetracted):
-                continue
-            if isinstance(event, ProcessingComplete) and event.status == "halted" and on_halt == "raise":
-                raise Halted(event.result.error or event.status, result=event.result)
-            yield event
+            if _passes(event, stream=stream, on_halt=on_halt):
+                yield event
     finally:
         if not run.done():
             run.cancel()
             await run.wait()
+
+
+def _passes(event: Event, *, stream: bool, on_halt: Literal["raise", "return"]) -> bool:
+    """Whether `complete_incremental_async` yields `event`; raises `Halted` in place of a halted run's last event."""
+    if isinstance(event, ProcessingComplete) and event.status == "halted" and on_halt == "raise":
+        raise Halted(event.result.error or event.status, result=event.result)
+    return stream or not isinstance(event, TokenDelta | SlotRetracted)
