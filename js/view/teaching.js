@@ -45,7 +45,7 @@ export function buildTeaching() {
   const el = h(
     "div",
     { class: "agentcell-teaching agentcell-teach-only" },
-    h("div", { class: "agentcell-teach-title" }, "Teaching view"),
+    h("h3", { class: "agentcell-teach-title" }, "Teaching view"),
     toolsEl,
     h("div", { class: "agentcell-teach-note agentcell-muted" }, "Per-round requests and responses appear in each round when the kernel sends them."),
     unknownEl,
