@@ -105,6 +105,18 @@ describe("focus after Approve, Deny and Stop", () => {
     expect(text(active())).toBe("denied: not today");
   });
 
+  it("a snapshot that rebuilds the view keeps the focus on the same card", () => {
+    const { model, send, view, $ } = mount();
+    const events = [ev.runStarted(), ev.slotStarted(), ev.approvalRequested()];
+    send(...events);
+    expect(active()).toBe($(".agentcell-approval"));
+    const before = active();
+    model.emit({ kind: "snapshot", events });
+    view.flush();
+    expect(active()).not.toBe(before);
+    expect(active()).toBe($(".agentcell-approval"));
+  });
+
   it("Stop keeps the focus: aria-disabled while focused, disabled once the focus leaves", () => {
     const { model, send, view, $ } = mount();
     send(ev.runStarted(), ev.slotStarted(), ev.token("Hello"));
@@ -158,6 +170,16 @@ describe("structure and decoration", () => {
     expect(css).not.toMatch(/--jp-ui-font-color3/);
     expect(css).toMatch(/@media \(prefers-reduced-motion: reduce\) \{\s*\.agentcell \*, \.agentcell \*::before, \.agentcell \*::after \{ animation: none !important;/);
     expect(css).toMatch(/\.agentcell\[data-status="running"\]:not\(\[data-waiting\]\)/);
+  });
+
+  it("a block long enough to scroll, and every Markdown code block, can take the keyboard focus", () => {
+    const { send, $, $$ } = mount();
+    const long = Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n");
+    send(ev.runStarted(), ev.slotStarted(), ev.toolStarted(), ev.toolCompleted({ result: long }), ev.toolStarted({ call_id: "c2" }), ev.toolCompleted({ call_id: "c2", result: "short" }));
+    send(ev.slotCompleted("x", "```\ncode\n```"), ev.done());
+    const pres = $$(".agentcell-tool-result .agentcell-pre");
+    expect(pres.map((p) => p.getAttribute("tabindex"))).toEqual(["0", null]);
+    expect($(".agentcell-markdown pre").getAttribute("tabindex")).toBe("0");
   });
 
   it("the presentation trait sets data-size on the root", () => {

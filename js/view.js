@@ -38,7 +38,8 @@ function render(ctx) {
   const { ui, store, parts } = ctx;
   if (ui.destroyed) return;
   try {
-    const focused = focusedKey(ctx.root);
+    const focused = focusedKey(ctx.root) ?? ui.focusKept;
+    ui.focusKept = null;
     const status = displayStatus(ctx.model.get("status"), store.state);
     const ended = TERMINAL.has(status);
     if (ended) ui.stopping = false;
@@ -93,6 +94,8 @@ function createContext(model, opts) {
     }
   };
   ctx.reset = () => {
+    // A snapshot or a new run rebuilds the DOM outside a render: remember what had the focus.
+    ctx.ui.focusKept = focusedKey(ctx.root) ?? ctx.ui.focusKept;
     clearStore(ctx.store);
     resetBody(parts.body);
     parts.teach.key = {};

@@ -1,6 +1,6 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
-import { h } from "./dom.js";
+import { h, preBlock } from "./dom.js";
 import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
@@ -24,13 +24,13 @@ function collapsible(part, cls, heading, text, { open = false } = {}) {
     "details",
     { class: ["agentcell-collapse", cls], data: { part }, open },
     h("summary", { class: "agentcell-collapse-summary" }, heading),
-    h("pre", { class: "agentcell-pre" }, text),
+    preBlock("agentcell-pre", text),
   );
 }
 
 function textBlock(part, cls, heading, text) {
   if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text);
-  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), h("pre", { class: "agentcell-pre" }, text));
+  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), preBlock("agentcell-pre", text));
 }
 
 function argsBlock(args) {
@@ -156,7 +156,7 @@ const RENDER = {
       "details",
       { class: "agentcell-item agentcell-payload agentcell-teach-only", data: { part: `payload-${kind}`, kind, round: item.round } },
       h("summary", { class: "agentcell-collapse-summary" }, payloadSummary(kind, data)),
-      h("pre", { class: "agentcell-pre" }, formatJSON(rest)),
+      preBlock("agentcell-pre", formatJSON(rest)),
     );
   },
 

@@ -18,6 +18,8 @@ export function createUI(now) {
     seenApprovals: new Set(),
     /** The `data-focus-key` to focus after the next render (set by Approve / Deny). */
     focusNext: null,
+    /** The `data-focus-key` focused when a reset (snapshot) cleared the DOM, restored by the next render. */
+    focusKept: null,
     /** The kernel clock `t` (seconds since run start) observed at local time `at` (ms). */
     elapsedAnchor: { t: 0, at: now },
     /** The largest elapsed time shown so far (the clock never runs backwards). */

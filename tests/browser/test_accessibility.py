@@ -108,8 +108,8 @@ PROBE = r"""
     const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
     return (hi + 0.05) / (lo + 0.05);
   };
-  const measure = (el, text, out) => {
-    const cs = getComputedStyle(el);
+  const measure = (el, text, out, pseudo) => {
+    const cs = getComputedStyle(el, pseudo);
     if (cs.visibility !== "visible") return;
     const bg = background(el);
     const fg = rgba(cs.color);
@@ -132,6 +132,11 @@ PROBE = r"""
     }
     for (const sel of root.querySelectorAll("select")) {
       if (sel.getBoundingClientRect().width) measure(sel, sel.selectedOptions[0]?.text ?? "", out);
+    }
+    for (const input of root.querySelectorAll("input")) {
+      if (!input.getBoundingClientRect().width) continue;
+      measure(input, input.value || "(value)", out);
+      if (input.placeholder) measure(input, input.placeholder, out, "::placeholder");
     }
   }
   return out;
@@ -225,10 +230,166 @@ def test_every_text_node_meets_4_5_to_1_in_light_dark_and_high_contrast(lab: Lab
                          "min_font_px": smallest["px"], "smallest": smallest}
         failures += [f"{theme}: {t['ratio']}:1 {t['px']}px {t['where']!r} {t['text']!r} ({t['color']})"
                      for t in texts if t["ratio"] < MIN_CONTRAST or t["px"] < MIN_FONT_PX]
-        widgets[1].scroll_into_view_if_needed()
-        widgets[1].screenshot(path=str(ARTIFACTS / f"a11y-{theme.split()[-1].lower()}-{theme.count(' ')}.png"))
     _record("contrast", report)
     _record("contrast_failures", failures)
+    _record("contrast_elements", sorted({t["where"] for t in texts}))
     print(json.dumps({t: (r["min_contrast"], r["min_font_px"], r["text_nodes"]) for t, r in report.items()}))
     assert failures == []
+    assert page.js_errors == []
+
+
+def test_stop_keeps_the_focus_and_the_stop_is_announced_once(lab: Lab, page: Any) -> None:
+    _start(lab, page, "stop-focus.ipynb", ["run(answer=LONG, delay=0.05)"])
+    run_cell(page, 1)
+    widget = cell(page, 1).locator(".agentcell")
+    wait_for_words(widget.locator(".agentcell-answer"), 6)
+    stop = widget.locator(".agentcell-stop")
+    stop.focus()
+    page.keyboard.press("Enter")  # the keyboard way
+    expect(widget).to_have_attribute("data-status", "stopped", timeout=10_000)
+    expect(widget.locator(".agentcell-status")).to_have_text("stopped")
+    time.sleep(0.5)  # the final trait and the static twin arrive after the status
+    focused = _active(page)
+    assert focused is not None and focused["inWidget"], focused
+    assert (focused["tag"], focused["label"]) == ("BUTTON", "Stop the run"), focused
+    expect(stop).to_have_attribute("aria-disabled", "true")
+    expect(stop).to_be_disabled()  # Playwright reads aria-disabled too
+    # One announcement: the status (a polite live region); nothing else live has text.
+    live = widget.evaluate("""(root) => [...root.querySelectorAll('[role=alert], [role=status], [aria-live]')]
+        .filter((e) => !e.closest('[hidden]') && e.textContent.trim()).map((e) => e.className)""")
+    assert live == ["agentcell-status"]
+    page.keyboard.press("Tab")  # the focus moves on; Stop becomes plainly disabled
+    expect(stop).to_have_attribute("disabled", "")
+    _record("focus_after_stop", focused)
+    assert page.js_errors == []
+
+
+def test_pending_approval_is_announced_and_the_focus_follows_approve_and_deny(lab: Lab, page: Any) -> None:
+    _start(lab, page, "approve-focus.ipynb", ["run('send_note')", "await asyncio.sleep(3)\nrun('send_note')"])
+    run_cell(page, 1)
+    first = cell(page, 1).locator(".agentcell")
+    card = first.locator('.agentcell-approval[data-approval="pending"]')
+    expect(card).to_be_visible(timeout=30_000)
+    expect(first.locator(".agentcell-status")).to_have_text("waiting for your approval: send_note")
+    expect(first).to_have_attribute("data-status", "running")
+    expect(first.locator(".agentcell-goto-approval")).to_be_visible()
+    # No caret while the run waits for the reader.
+    assert first.locator(".agentcell-answer").evaluate("(el) => getComputedStyle(el, '::before').content") in ("none", "normal")
+    # The run was started from this cell (command mode focuses the cell): the card takes the focus.
+    focused = _active(page)
+    assert focused["inWidget"] and focused["label"] == "Approval for send_note", focused
+    page.keyboard.press("Tab")
+    assert _active(page)["label"] == "Approve send_note"
+    page.keyboard.press("Enter")
+    after_approve = _active(page)
+    assert after_approve["cls"] == "agentcell-approval-outcome" and after_approve["inWidget"], after_approve
+    expect(first).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(first.locator(".agentcell-approval-outcome")).to_have_text("approved")
+    resolved = _active(page)
+    assert (resolved["cls"], resolved["text"]) == ("agentcell-approval-outcome", "approved"), resolved
+
+    # The second run starts while the reader types in another cell: its card leaves that focus alone,
+    # and the skip link next to its status leads to it.
+    run_cell(page, 2)
+    cell(page, 0).locator(".jp-InputArea-editor").click()
+    editor = _active(page)
+    assert "cm-content" in editor["cls"], editor
+    second = cell(page, 2).locator(".agentcell")
+    expect(second.locator('.agentcell-approval[data-approval="pending"]')).to_be_visible(timeout=30_000)
+    expect(second.locator(".agentcell-status")).to_have_text("waiting for your approval: send_note")
+    time.sleep(0.5)
+    assert _active(page) == editor
+    second.locator(".agentcell-goto-approval").focus()
+    page.keyboard.press("Enter")
+    assert _active(page)["label"] == "Approval for send_note"
+    page.keyboard.press("Tab")  # Approve
+    page.keyboard.press("Tab")  # the reason: before Deny
+    assert _active(page)["cls"] == "agentcell-reason"
+    page.keyboard.type("not this term")
+    page.keyboard.press("Tab")
+    assert _active(page)["label"] == "Deny send_note"
+    page.keyboard.press("Enter")
+    expect(second).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(second.locator(".agentcell-approval-outcome")).to_have_text("denied: not this term")
+    after_deny = _active(page)
+    assert (after_deny["cls"], after_deny["text"], after_deny["inWidget"]) == (
+        "agentcell-approval-outcome", "denied: not this term", True), after_deny
+    _record("focus_after_approve_deny", {"approve": resolved, "deny": after_deny})
+    assert page.js_errors == []
+
+
+def test_reduced_motion_leaves_no_running_animation(lab: Lab, page: Any) -> None:
+    _start(lab, page, "motion.ipynb", ["run(answer=LONG, delay=0.05)"])
+    run_cell(page, 1)
+    widget = cell(page, 1).locator(".agentcell")
+    answer = widget.locator(".agentcell-answer")
+    words = wait_for_words(answer, 4)
+    moving = page.evaluate(RUNNING_ANIMATIONS, widget.element_handle())
+    assert moving, "the probe sees no animation even without the preference"
+    page.emulate_media(reduced_motion="reduce")
+    for _ in range(5):
+        time.sleep(0.2)
+        assert page.evaluate(RUNNING_ANIMATIONS, widget.element_handle()) == []
+    wait_for_words(answer, words + 5)  # still streaming
+    assert widget.get_attribute("data-status") == "running"
+    assert page.evaluate(RUNNING_ANIMATIONS, widget.element_handle()) == []
+    _record("animations_without_reduced_motion", moving)
+    widget.locator(".agentcell-stop").click()
+    expect(widget).to_have_attribute("data-status", "stopped", timeout=10_000)
+
+
+def test_axe_finds_no_violations_in_four_states(lab: Lab, page: Any) -> None:
+    _start(lab, page, "axe.ipynb", ["run()", "run(answer=LONG, delay=0.05)", "run('send_note')"])
+    run_cell(page, 1)
+    done = cell(page, 1).locator(".agentcell")
+    expect(done).to_have_attribute("data-status", "completed", timeout=30_000)
+    found = {"tool run done": _axe(page, done)}
+    done.locator(".agentcell-teach").click()
+    expect(done).to_have_attribute("data-teaching", "true")
+    _open_all_details(done)
+    found["teaching view"] = _axe(page, done)
+    run_cell(page, 2)
+    streaming = cell(page, 2).locator(".agentcell")
+    wait_for_words(streaming.locator(".agentcell-answer"), 4)
+    found["streaming"] = _axe(page, streaming)
+    assert streaming.get_attribute("data-status") == "running"
+    streaming.locator(".agentcell-stop").click()
+    run_cell(page, 3)
+    pending = cell(page, 3).locator(".agentcell")
+    expect(pending.locator('.agentcell-approval[data-approval="pending"]')).to_be_visible(timeout=30_000)
+    found["approval pending"] = _axe(page, pending)
+    _record("axe_violations", found)
+    assert found == {"tool run done": [], "teaching view": [], "streaming": [], "approval pending": []}
+    assert page.js_errors == []
+
+
+def test_presentation_size_light_and_dark_screenshots(lab: Lab, page: Any) -> None:
+    _start(lab, page, "presentation.ipynb", [
+        "w = run()\nw.presentation = True\nw",
+        "p = run('send_note')\np.presentation = True\np",
+        "run()",  # normal size: JupyterLab's Presentation Mode makes it large too
+    ])
+    for i in (1, 2, 3):
+        run_cell(page, i)
+    done, pending, plain = (cell(page, i).locator(".agentcell") for i in (1, 2, 3))
+    expect(done).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(done).to_have_attribute("data-size", "presentation")
+    expect(pending.locator('.agentcell-approval[data-approval="pending"]')).to_be_visible(timeout=30_000)
+    expect(plain).to_have_attribute("data-status", "completed", timeout=30_000)
+    sizes = {}
+    for name, widget in (("done", done), ("pending", pending), ("plain", plain)):
+        texts = page.evaluate(PROBE, [widget.element_handle()])
+        sizes[name] = min(t["px"] for t in texts)
+    assert sizes["done"] >= 18 and sizes["pending"] >= 18 and sizes["plain"] == MIN_FONT_PX, sizes
+    page.evaluate("() => { void window.jupyterapp.commands.execute('application:toggle-presentation-mode'); }")
+    page.wait_for_selector(".jp-mod-presentationMode")
+    sizes["plain, JupyterLab presentation mode"] = min(t["px"] for t in page.evaluate(PROBE, [plain.element_handle()]))
+    assert sizes["plain, JupyterLab presentation mode"] >= 18, sizes
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        _theme(page, theme)
+        tag = theme.split()[-1].lower()
+        for name, widget in (("done", done), ("pending", pending)):
+            widget.scroll_into_view_if_needed()
+            widget.screenshot(path=str(ARTIFACTS / f"presentation-{name}-{tag}.png"))
+    _record("presentation_min_font_px", sizes)
     assert page.js_errors == []
