@@ -4,3 +4,4 @@
 export { createState, emptyUsage, isTextType, PAYLOAD_KINDS, slotAnswer, sortedRounds, TERMINAL } from "./state/core.js";
 export { currentSlotUsage, displayStatus, KNOWN_KINDS, reduce, replay } from "./state/reduce.js";
 export { transcriptJSON } from "./state/json.js";
+export { pendingApprovals } from "./state/tools.js";

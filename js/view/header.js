@@ -1,6 +1,6 @@
 // The header: model, offline badge, status, elapsed time, budget meters, tokens, cost, the context
 // gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
-import { currentSlotUsage, TERMINAL } from "../state.js";
+import { currentSlotUsage, pendingApprovals, TERMINAL } from "../state.js";
 import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setText } from "../render/dom.js";
 
@@ -41,7 +41,10 @@ export function buildHeader(exportControls) {
   const hd = {
     modelEl: h("span", { class: "agentcell-model", title: "model" }),
     offlineEl: h("span", { class: "agentcell-badge agentcell-offline", hidden: true, title: OFFLINE_TITLE }, label("offline")),
+    // The dot is drawn by CSS, outside the live region, and has no text: only the status word is read.
+    dotEl: h("span", { class: "agentcell-status-dot", "aria-hidden": "true" }),
     statusEl: h("span", { class: "agentcell-status", role: "status", "aria-live": "polite" }),
+    gotoBtn: button("agentcell-goto-approval", {}, null, label("go_to_approval")),
     elapsedEl: h("span", { class: "agentcell-elapsed", title: "elapsed time" }, "0.0 s"),
     mReq: meterEl("agentcell-meter-requests", "requests"),
     mTools: meterEl("agentcell-meter-tools", "tool calls"),
@@ -54,7 +57,17 @@ export function buildHeader(exportControls) {
   };
   const meter = h("div", { class: "agentcell-meter" }, hd.mReq.el, hd.mTools.el, hd.context.el, hd.tokensEl, hd.costEl);
   const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
-  const title = h("div", { class: "agentcell-title" }, h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"), hd.modelEl, hd.offlineEl, hd.statusEl, hd.elapsedEl);
+  hd.gotoBtn.hidden = true;
+  const title = h(
+    "div",
+    { class: "agentcell-title" },
+    h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"),
+    hd.modelEl,
+    hd.offlineEl,
+    h("span", { class: "agentcell-status-line" }, hd.dotEl, hd.statusEl),
+    hd.gotoBtn,
+    hd.elapsedEl,
+  );
   hd.el = h("div", { class: "agentcell-header" }, title, meter, actions);
   return hd;
 }
@@ -74,22 +87,41 @@ export function renderElapsed(hd, ctx, status) {
   setText(hd.elapsedEl, formatElapsed(elapsedSeconds(ctx, status)));
 }
 
+/** The approval the run waits for (not answered, not sent yet), or null. */
+export function waitingFor(ctx, status) {
+  if (TERMINAL.has(status)) return null;
+  return pendingApprovals(ctx.store.state).find((it) => !ctx.ui.sentApprovals.has(it.callId)) ?? null;
+}
+
+function statusText(state, status, waiting) {
+  if (waiting) return label("waiting_approval", { tool: waiting.name });
+  const shown = statusLabel(status);
+  return state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown;
+}
+
 function renderTitle(hd, ctx, status) {
   const { state } = ctx.store;
   const root = ctx.root;
+  const waiting = waitingFor(ctx, status);
   setAttr(root, "data-status", status);
+  setAttr(root, "data-waiting", waiting ? "approval" : null);
   setAttr(root, "data-teaching", ctx.ui.teaching ? "true" : "false");
+  setAttr(root, "data-size", ctx.model.get("presentation") ? "presentation" : null);
   setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
   hd.offlineEl.hidden = !state.offline;
   setAttr(root, "data-offline", state.offline ? "true" : null);
-  const shown = statusLabel(status);
-  setText(hd.statusEl, state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown);
+  setText(hd.statusEl, statusText(state, status, waiting));
+  hd.gotoBtn.hidden = !waiting;
+  setAttr(hd.gotoBtn, "aria-label", waiting ? `${label("go_to_approval")}: ${waiting.name}` : null);
   renderElapsed(hd, ctx, status);
 }
 
 function renderButtons(hd, ctx, ended) {
   const { ui } = ctx;
-  hd.stopBtn.disabled = ended;
+  // A focused Stop stays focusable once the run ended (aria-disabled only), so the focus is not dropped
+  // to <body>; it becomes `disabled` when the focus leaves it (view.js re-renders on blur).
+  const focused = hd.stopBtn.ownerDocument.activeElement === hd.stopBtn;
+  hd.stopBtn.disabled = ended && !focused;
   setAttr(hd.stopBtn, "aria-disabled", ended ? "true" : "false");
   setText(hd.stopBtn, !ended && ui.stopping ? "Stopping…" : "Stop");
   setAttr(hd.stopBtn, "data-stopping", ui.stopping && !ended ? "true" : null);
