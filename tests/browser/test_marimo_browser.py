@@ -241,12 +241,15 @@ def test_a_reopened_notebook_shows_the_finished_runs_transcript_light_and_dark(t
             time.sleep(0.2)
         assert "Zanzibar" in session.read_text()
 
-    with marimo_edit(tmp_path) as base, browser_page(tmp_path) as page:  # reopened: no run, the saved session
-        page.goto(base)
-        saved = cell(page, "agentcell.show(").locator("details.agentcell-saved")
-        expect(saved).to_be_attached(timeout=30_000)
-        saved.locator("summary").first.click()
-        expect(saved.locator(".agentcell-static")).to_contain_text("It read your prompt: “Say hello to Zanzibar”")
-        expect(saved.locator(".agentcell-static")).to_have_attribute("data-status", "completed")
-        shot(page, "marimo-reopened-light.png")
-        assert page.js_errors == []
+    with marimo_edit(tmp_path) as base:  # reopened: nothing runs, marimo shows the saved session
+        for dark in (False, True):
+            with browser_page(tmp_path, dark=dark) as page:
+                page.goto(base)
+                saved = cell(page, "agentcell.show(").locator("details.agentcell-saved")
+                expect(saved).to_be_attached(timeout=30_000)
+                saved.locator("summary").first.click()
+                static = saved.locator(".agentcell-static")
+                expect(static).to_contain_text("It read your prompt: “Say hello to Zanzibar”")
+                expect(static).to_have_attribute("data-status", "completed")
+                shot(page, f"marimo-reopened-{'dark' if dark else 'light'}.png")
+                assert page.js_errors == []
