@@ -199,6 +199,9 @@ def test_rerunning_a_show_cell_mid_stream_leaves_one_run_and_closes_the_old_requ
             while server.chat_requests[0].disconnected_at is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert server.chat_requests[0].outcome == "disconnected"
+            deadline = time.monotonic() + 15  # the run journals its end just after its request closed
+            while journal_status(tmp_path, first_journal.stem) is None and time.monotonic() < deadline:
+                time.sleep(0.05)
             assert journal_status(tmp_path, first_journal.stem) == "stopped"
             expect(widget).to_have_attribute("data-status", "running", timeout=30_000)  # the newer run's view
             deadline = time.monotonic() + 15
