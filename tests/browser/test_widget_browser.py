@@ -65,7 +65,8 @@ def show(answer, **kw):
 '''
 
 ANSWER = ("## Who leads PSYC605\n\n**Dr Ada Lovelace** leads *Research Methods*.\n\n"
-          "- taught in autumn\n- 20 credits\n\nSee [the handbook](https://example.org/psyc605).")
+          "- taught in autumn\n- 20 credits\n\n```\nenrol PSYC605\n```\n\n"
+          "See [the handbook](https://example.org/psyc605).")
 
 XSS = [
     "<script>window.__pwned='script'</script>",
@@ -312,6 +313,10 @@ def test_saved_notebook_shows_the_run_without_a_kernel(lab: Lab, page: Any, tmp_
     static = cell(page, 1).locator(".agentcell-static")
     expect(static).to_be_visible()
     expect(static).to_contain_text("Dr Ada Lovelace")
+    # The saved answer reads like the live one: Markdown rendered, not raw.
+    expect(static.locator(".ac-answer h2")).to_have_text("Who leads PSYC605")
+    expect(static.locator(".ac-answer pre")).to_contain_text("enrol PSYC605")
+    expect(static.locator(".ac-answer li")).to_have_count(2)
     expect(static.locator("code", has_text="lookup")).to_be_visible()
     expect(static).to_contain_text("led by Dr Ada")
     expect(cell(page, 1).get_by_text("Loading widget")).to_be_hidden()

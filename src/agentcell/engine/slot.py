@@ -26,7 +26,7 @@ from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
 from ..template.program import RenderedSlot, SlotOptions, SlotSpec
 from .approvals import approval_capability
-from .budget import SlotBudget, exhausted_message, slot_budget
+from .budget import SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls, SlotToolset
 from .conversation import split_turns
 from .guard import GuardTrip
@@ -108,7 +108,8 @@ async def run_slot(
     on from them instead of sending its prompt again.
     """
     name = spec.name
-    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
+    limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
+    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=spec.type == "text")
     call: _AgentCall | None = None
     try:
