@@ -218,7 +218,8 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     run_cell(page, 2)
     first = cell(page, 2).locator(".agentcell")
     prompt = first.locator('.agentcell-approval[data-approval="pending"]')
-    expect(prompt).to_contain_text("write_note")
+    # The first %%agent cell of a fresh kernel imports pydantic-ai: on a loaded machine that takes a while.
+    expect(prompt).to_contain_text("write_note", timeout=30_000)
     prompt.locator(".agentcell-approve").click()
     expect(first.locator('.agentcell-approval[data-approval="approved"]')).to_have_count(1)
     expect(first).to_have_attribute("data-status", "completed", timeout=30_000)
@@ -227,7 +228,7 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     run_cell(page, 3)
     second = cell(page, 3).locator(".agentcell")
     prompt = second.locator('.agentcell-approval[data-approval="pending"]')
-    expect(prompt).to_be_visible()
+    expect(prompt).to_be_visible(timeout=30_000)
     prompt.locator(".agentcell-reason").fill("not today")
     prompt.locator(".agentcell-deny").click()
     expect(second.locator('.agentcell-approval[data-approval="denied"]')).to_contain_text("not today")
