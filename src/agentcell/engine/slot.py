@@ -28,6 +28,7 @@ from ..template.program import RenderedSlot, SlotOptions, SlotSpec
 from .approvals import approval_capability
 from .budget import SlotBudget, exhausted_message, slot_budget
 from .calls import SlotCalls, SlotToolset
+from .contain import Containment, describe, stop_requested
 from .conversation import split_turns
 from .guard import GuardTrip
 from .requests import SlotRequests
@@ -120,14 +121,18 @@ async def run_slot(
     except GuardTrip as trip:
         _fail(state, stream, call, "halted", str(trip), "halted")
         raise
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
+        if not stop_requested():  # raised by a model or a hook, not by Stop: a failure like any other
+            message = f"{describe(exc)} raised inside the slot (nobody pressed Stop)"
+            _fail(state, stream, call, "failed", message, "errored")
+            raise SlotEnded("failed", message) from exc
         _fail(state, stream, call, "stopped", "stopped", None, keep_partial=True)
         raise
-    except SlotEnded as ended:  # a guard this slot joined failed; this slot fails with it
+    except SlotEnded as ended:  # a guard this slot joined failed, or a tool ended the run
         _fail(state, stream, call, "failed", ended.message, "errored")
         raise
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
+        message = describe(exc)
         _fail(state, stream, call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
@@ -164,7 +169,7 @@ class _AgentCall:
                 deps=state.deps,
                 usage_limits=self.budget.limits,
                 toolsets=self.toolsets,
-                capabilities=[approval_capability(state, name), self.requests],
+                capabilities=[Containment(), approval_capability(state, name), self.requests],
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
