@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 from pydantic_ai import Agent, AgentRunResult
-from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
@@ -25,6 +25,7 @@ from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
 from ..template.program import RenderedSlot, SlotOptions, SlotSpec
+from ..usage import MAX_REQUESTS
 from .approvals import approval_capability
 from .budget import SlotBudget, exhausted_message, slot_budget
 from .calls import SlotCalls, SlotToolset
@@ -132,7 +133,7 @@ async def run_slot(
         _fail(state, stream, call, "failed", ended.message, "errored")
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
-        message = describe(exc)
+        message = _failure(name, exc)
         _fail(state, stream, call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
@@ -200,6 +201,7 @@ def _agent_call(
         instructions=rendered.system,
         deps_type=state.deps_type,
         name=name,
+        retries=retry_budget(options, budget),
     )
     prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
@@ -218,6 +220,26 @@ def _agent_call(
         settings=_settings(options),
         state=state,
     )
+
+
+def _failure(slot: str, exc: BaseException) -> str:
+    """What a slot that failed says: the exception, or for spent retries, which budget ran out and how to raise it."""
+    if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
+        fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
+        return (
+            f"slot {slot!r} gave up: {fact} (each invalid tool call or answer was fed back to the model; "
+            "set retries= on the slot to allow more)"
+        )
+    return describe(exc)
+
+
+def retry_budget(options: SlotOptions, budget: SlotBudget) -> int:
+    """How many invalid tool calls / typed answers are fed back before the slot fails: `retries=`, else as
+    many as the slot's requests allow (each retry is a request, so the budget still bounds it; pydantic-ai's
+    own default of 1 failed whole runs of small models that fumble an argument twice)."""
+    if options.retries is not None:
+        return options.retries
+    return budget.limits.request_limit or MAX_REQUESTS
 
 
 def _report_retry(state: RunState, slot: str, notice: RetryNotice) -> None:
