@@ -29,6 +29,7 @@ from typing import IO, Annotated, Any
 
 from pydantic import Discriminator, TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_core import PydanticSerializationError
 
 from .errors import AgentcellError
 from .events import (
@@ -42,6 +43,7 @@ from .events import (
 )
 from .result import RunResult
 from .transcript import Transcript
+from .wire import scrub
 
 JOURNAL_ENV = "AGENTCELL_JOURNAL"
 _OFF = frozenset({"0", "off", "false", "no", "none"})
@@ -96,18 +98,18 @@ class Journal:
 
     def event(self, event: Event) -> None:
         """Append one event."""
-        self._row(b'"event":' + event_adapter().dump_json(event, fallback=repr))
+        self._row(b'"event":' + _dump(event_adapter(), event))
         if isinstance(event, ProcessingComplete):
             self.close()
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
-        body = ModelMessagesTypeAdapter.dump_json(list(messages))
-        self._row(b'"slot":' + json.dumps(slot).encode() + b',"index":%d,"messages":' % index + body)
+        body = _dump(ModelMessagesTypeAdapter, list(messages))
+        self._row(b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index + body)
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
-        self._row(b'"history":' + ModelMessagesTypeAdapter.dump_json(list(messages)))
+        self._row(b'"history":' + _dump(ModelMessagesTypeAdapter, list(messages)))
 
     def _row(self, body: bytes) -> None:
         if self._file is None:
@@ -119,6 +121,18 @@ class Journal:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(scrub(value)[0], ensure_ascii=False).encode()
+
+
+def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
+    """`value` as UTF-8 JSON; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
+    try:
+        return adapter.dump_json(value, fallback=repr)
+    except PydanticSerializationError:
+        return _json(adapter.dump_python(value, mode="json", fallback=repr))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

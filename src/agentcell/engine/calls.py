@@ -20,11 +20,12 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.toolsets import WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import to_jsonable_python
 
 from ..events import ToolCompleted, ToolStarted
 from ..tools import ToolPolicy
 from .budget import SlotBudget
+from .results import convert_result
 from .state import RunState, SlotEnded
 from .tooltask import Outcome, execute, run_isolated
 
@@ -38,12 +39,10 @@ def _canonical(value: Any) -> str:
     return json.dumps(to_jsonable_python(value, fallback=repr), sort_keys=True, ensure_ascii=False)
 
 
-def _display(value: Any) -> str:
-    return value if isinstance(value, str) else to_json(value, fallback=repr).decode()
-
-
 def _converted(value: Any) -> Outcome:
-    return Outcome(ok=True, value=value, text=_display(value))
+    """The tool's value made JSON-safe, bounded and valid UTF-8 (`results.py`), before the call is shown done."""
+    result = convert_result(value)
+    return Outcome(ok=True, value=result.value, text=result.text, replaced=result.replaced)
 
 
 class SlotCalls:
@@ -111,6 +110,12 @@ class SlotCalls:
                 round=step,
             )
         )
+        if outcome.replaced:
+            self._state.warn(
+                self._slot,
+                f"the tool {name!r} returned {outcome.replaced} lone surrogate(s) (text that is not valid UTF-8); "
+                "they were replaced with U+FFFD",
+            )
         if outcome.fatal is not None:
             raise SlotEnded("failed", outcome.fatal)
         return self._for_model(outcome, repeated)

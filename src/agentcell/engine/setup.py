@@ -33,6 +33,7 @@ from ..options import (
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
+from ..wire import scrub_event
 from .budget import ceiling_from
 from .compaction import ContextKeeper
 from .context import window_for
@@ -43,6 +44,8 @@ from .state import RunState, UsageBook
 from .toolbox import ToolRegistry, build_registry
 
 RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
+SCRUB_WARNINGS = 3
+"""At most this many warnings per run about replaced lone surrogates."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,9 +210,13 @@ class _Sink:
         self._run_id = run_id
         self.journal: Journal | None = None
         self.state: RunState | None = None
+        self._scrubbed = 0
 
     def emit(self, event: Event) -> None:
+        event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
         self._log.append(event)
+        if replaced:
+            self._report_scrubbed(event, replaced)
         if self.journal is None:
             return
         try:
@@ -221,6 +228,22 @@ class _Sink:
                 self.state.journal = None
             message = f"journaling stopped: {exc}"
             self._log.append(RunWarning(run_id=self._run_id, slot=None, message=message))
+
+
+    def _report_scrubbed(self, event: Event, replaced: int) -> None:
+        self._scrubbed += 1
+        if self._scrubbed > SCRUB_WARNINGS:
+            return
+        more = " (further replacements are not reported)" if self._scrubbed == SCRUB_WARNINGS else ""
+        message = (
+            f"{replaced} lone surrogate(s) (text that is not valid UTF-8) in a {event.kind} event "
+            f"were replaced with U+FFFD{more}"
+        )
+        slot = getattr(event, "slot", None)
+        if self.state is not None:
+            self.state.warn(slot, message)  # kept in the result's warnings too
+        else:
+            self.emit(RunWarning(run_id=self._run_id, slot=slot, message=message))
 
 
 def _compile(template: Template | str) -> Template:

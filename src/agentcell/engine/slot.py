@@ -26,6 +26,7 @@ from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
 from ..template.program import RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
+from ..wire import scrub
 from .approvals import approval_capability
 from .budget import SlotBudget, exhausted_message, slot_budget
 from .calls import SlotCalls, SlotToolset
@@ -140,7 +141,7 @@ async def run_slot(
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
-    value = _value(spec, result.output)
+    value, _ = scrub(_value(spec, result.output))  # valid UTF-8 for every view (the deltas were warned about)
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])

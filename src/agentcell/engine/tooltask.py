@@ -43,6 +43,8 @@ class Outcome:
     """The result or the error as text."""
     retry: ModelRetry | None = None
     """The tool asked for a retry (`ModelRetry`); re-raised to pydantic-ai."""
+    replaced: int = 0
+    """Lone surrogates replaced in the result (see `results.py`)."""
     fatal: str | None = None
     """The tool asked the process to stop (`SystemExit`, `KeyboardInterrupt`): the run ends `failed` with this."""
 
