@@ -21,6 +21,8 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import AgentNode, NodeResult, WrapNodeRunHandler
 
+from ..providers.secrets import mask_secrets
+
 PROCESS_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 """What code inside a run may raise that is not an `Exception` (besides `CancelledError`)."""
 
@@ -35,13 +37,14 @@ class Escaped(Exception):
 
 
 def describe(exc: BaseException) -> str:
-    """`Type: message` for an exception, even one whose `__str__` itself raises."""
+    """`Type: message` for an exception, even one whose `__str__` itself raises; credentials masked."""
     if isinstance(exc, Escaped):
         exc = exc.original
     try:
         message = str(exc)
     except BaseException:  # a broken __str__ must not turn one error into another that ends the run
         message = "<its message could not be read: __str__ raised>"
+    message = mask_secrets(message)  # an HTTP client's error may quote a URL with its credentials
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
