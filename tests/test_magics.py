@@ -165,7 +165,8 @@ def test_export_writes_json_and_openai_messages(ip: InteractiveShell, tmp_path: 
      "Jupyter, or with os.environ['OPENAI_API_KEY'] = getpass.getpass() (not %env"),
     ("-m offline:warp", None, "unknown offline pace 'warp'; use 'offline', 'offline:fast' or 'offline:slow'"),
     ("", "Hello {{ nmber }}\n[[answer]]", "did you mean 'number'?"),
-    ("", "two [[answer", "line 1"),
+    ("", "Hi.\ntwo [[answer", "<%%agent cell>, line 3, column 5: unclosed slot: '[[' has no matching ']]'\n"
+                               "    two [[answer\n        ^"),
 ], ids=["max-iter-0", "context-not-dict", "context-raises", "tool-missing", "tool-not-callable",
         "continue-unknown", "missing-key", "bad-offline-pace", "undefined-variable", "template-syntax"])
 def test_bad_input_is_a_usage_error(ip: InteractiveShell, line: str, cell: str | None, message: str) -> None:
@@ -305,3 +306,79 @@ async def test_handle_answer_mid_run_leaves_out_retracted_narration(ip: Interact
     handle.cancel()
     result = await handle
     assert result.status == "stopped" and result.partial == {"answer": "X1 is led "}
+
+
+def test_budget_hints_in_a_cell_name_the_cell_flags_and_slot_options(ip: InteractiveShell, capsys: Any) -> None:
+    agent(ip, "-o r -q -t lookup --max-iter 1")
+    result = ip.user_ns["r"]
+    assert result.status == "budget_exhausted"
+    assert result.error.endswith(
+        "raise it with --max-iter N on the %%agent line, or set max_iter=N on the slot "
+        "(e.g. [[answer|max_iter=3]]) so its last request is answered without tools"
+    )
+    assert "UsageLimits" not in result.error
+    agent(ip, "-o r2 -q -t lookup --max-iter 2", "Who leads PSYC605?\n[[answer|use_tools=true, max_iter=5]]")
+    assert ip.user_ns["r2"].warnings[0].endswith("using 2 (raise it with --max-iter 5 on the %%agent line)")
+
+
+def test_config_shows_the_model_the_next_cell_uses(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ip.run_line_magic("agent", "config")["model"] == "offline:fast (from AGENTCELL_MODEL)"
+    monkeypatch.delenv("AGENTCELL_MODEL")
+    assert ip.run_line_magic("agent", "config")["model"] == "offline (default)"
+    assert ip.run_line_magic("agent", "config model=offline:slow")["model"] == "offline:slow"
+
+
+def test_tools_table_reads_as_a_table_and_stays_a_dict(ip: InteractiveShell) -> None:
+    table = ip.run_line_magic("agent", "tools lookup")
+    assert table.text() == (
+        "lookup(code: string)   [readonly]\n"
+        "    Look a module up by its code.\n"
+        '    {\n      "additionalProperties": false,\n      "properties": {\n        "code": {\n'
+        '          "type": "string"\n        }\n      },\n      "required": [\n        "code"\n      ],\n'
+        '      "type": "object"\n    }'
+    )
+    html = table._repr_html_()
+    assert "<code>lookup(code: string)</code>" in html and "<td>readonly</td>" in html and "<summary>JSON schema" in html
+    assert table["lookup"]["readonly"] is True  # still the dict code reads
+
+
+def test_model_flag_naming_nothing_says_what_it_tried(ip: InteractiveShell) -> None:
+    ip.run_cell("from pydantic_ai.models.test import TestModel\ntutor_model = TestModel()")
+    with pytest.raises(UsageError) as exc:
+        agent(ip, "-m tutor_modle")
+    assert str(exc.value) == (
+        "-m tutor_modle: no notebook variable 'tutor_modle' holds a pydantic-ai Model, and 'tutor_modle' is not a "
+        "model name (those look like 'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5' or 'offline'); "
+        "did you mean 'tutor_model'?"
+    )
+
+
+def test_a_tool_without_a_docstring_gets_a_visible_warning(ip: InteractiveShell) -> None:
+    ip.run_cell("@tool\ndef silent(code: str) -> str:\n    return code\n")
+    agent(ip, "-o r -q -t silent")
+    assert ip.user_ns["r"].warnings[0].startswith(
+        "tool 'silent' has no docstring, so the model gets no description of what it does")
+
+
+@pytest.mark.anyio
+async def test_stop_all_says_which_runs_it_stopped(ip: InteractiveShell) -> None:
+    ip.run_cell_magic("agent", "-o slow_one -q -m offline:slow", "Explain photosynthesis.\n[[answer]]")
+    stopped = ip.run_line_magic("agent", "stop all")
+    assert stopped == 1 and stopped.sentence() == "Stopped 1 run: slow_one."
+    await ip.user_ns["slow_one"]
+    assert ip.run_line_magic("agent", "stop").sentence() == "No run was going; nothing to stop."
+
+
+def test_terminal_export_and_show_accept_the_result_o_bound(
+    ip: InteractiveShell, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path / "journal"))
+    agent(ip, "-o r -t lookup")  # no running loop: terminal mode binds a RunResult
+    assert isinstance(ip.user_ns["r"], RunResult)
+    out = tmp_path / "r.openai.json"
+    ip.run_line_magic("agent", f"export r {out}")
+    assert json.loads(out.read_text())[-1]["role"] == "assistant"
+    capsys.readouterr()
+    ip.run_line_magic("agent", "show r")
+    shown = capsys.readouterr().out
+    assert shown.startswith("%%agent · offline:fast · done") and 'tool lookup({"code": "PSYC605"})' in shown

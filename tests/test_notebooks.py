@@ -9,6 +9,7 @@ expectations here fails too, so new notebooks are never executed blind.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,8 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         ("assistant: calls lookup_module", "tool: Cognition and Emotion, led by Dr Ada Byron"),
     ],
     "tool-calling-workshop.ipynb": [
-        "'description': 'Look a module up by its code. Returns its title and who leads it.'",
-        "'enum': ['undergraduate', 'postgraduate']",
+        "lookup_module(module_code: string)   [readonly]\n    Look a module up by its code. Returns its title and who leads it.",
+        '"undergraduate" | "postgraduate"',  # list_modules' enum, in its signature line
         '{"role": "tool", "tool_call_id": "offline_call_1", "content": "Cognition and Emotion, led by Dr Ada Byron"}',
         "requests: 2 | tool calls: 1",
         "the two calls overlapped: True",
@@ -136,6 +137,13 @@ def test_notebook_runs_offline_and_shows_its_answers(
     agent_cells = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%agent")]
     for cell in agent_cells:
         assert any(WIDGET in o.get("data", {}) for o in cell.outputs), f"no widget for:\n{cell.source}"
+        # What a browser shows, the saved notebook shows: each run's transcript, not an empty placeholder.
+        static = next((o["data"]["text/html"] for o in cell.outputs
+                       if "agentcell-static" in o.get("data", {}).get("text/html", "")), "")
+        assert 'class="ac-head"' in static, f"no saved transcript for:\n{cell.source}"
+        if name == "quickstart.ipynb":
+            assert re.search(r'data-status="(completed|stopped)"', static), cell.source
+            assert "offline model" in static
 
     text = "\n".join(texts)
     for expected in EXPECTED[name]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentcell.magics import CONFIG_KEYS, SUBCOMMANDS, AgentMagics
+from agentcell.magic_commands import CONFIG_KEYS
+from agentcell.magics import SUBCOMMANDS, AgentMagics
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
@@ -39,3 +40,14 @@ def test_the_two_setup_commands_exist() -> None:
     root = Path(__file__).resolve().parents[1]
     for command in commands:
         assert (root / command).stat().st_mode & 0o111, f"{command} is not executable"
+
+
+def test_no_key_is_ever_set_with_env_magic_in_docs_or_notebooks() -> None:
+    # `%env KEY=value` echoes the value into the cell's output, and so into the saved notebook.
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "README.md", *sorted((root / "notebooks").glob("*.ipynb"))]
+    pattern = re.compile(r"%env\s+\w*(KEY|TOKEN|SECRET|PASSWORD)\w*", re.IGNORECASE)
+    offenders = [f.name for f in files if ".executed." not in f.name and pattern.search(f.read_text())]
+    assert offenders == []

@@ -248,6 +248,6 @@ def show(
         resume_from=resume_from,
     )
     compiled = compile_template(template) if isinstance(template, str) else template
-    handle = launch(LaunchSpec(template=compiled, options=options))
+    handle = launch(LaunchSpec(template=compiled, options=options, hints="python"))
     assert handle.widget is not None
     return handle.widget

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
@@ -47,6 +47,8 @@ class LaunchSpec:
     replay: str | None = None
     """`--replay FILE`: the cassette `model` answers from."""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    hints: Literal["cell", "python"] = "cell"
+    """Whose words budget hints use: a cell's flags (`--max-iter`) or Python's (`limits=UsageLimits`)."""
 
 
 def build_spec(
@@ -124,9 +126,14 @@ def start(spec: LaunchSpec, *, approve: ApproveCallback | None = None) -> Run:
     of `spec.options.approve`.
     """
     from .engine import start
+    from .options import HINT_STYLE
 
     options = spec.options if approve is None else replace(spec.options, approve=approve)
-    return start(spec.template, options)
+    token = HINT_STYLE.set(spec.hints)  # the run's task copies this context: its messages speak the front end's words
+    try:
+        return start(spec.template, options)
+    finally:
+        HINT_STYLE.reset(token)
 
 
 def stop_hint() -> str:

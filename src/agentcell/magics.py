@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -22,19 +21,19 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Int, Unicode
 
-from .errors import AgentcellError
+from .errors import AgentcellError, TemplateSyntaxError
+from .magic_commands import AgentCommands
 from .registry import RunRegistry
 from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
 if TYPE_CHECKING:
     from .launch import LaunchSpec
 
-CONFIG_KEYS = ("model", "max_iter", "max_calls", "max_tokens", "approve", "interrupt_stops_runs")
 SUBCOMMANDS = ("config", "tools", "stop", "show", "export")
 
 
 @magics_class
-class AgentMagics(Magics):
+class AgentMagics(AgentCommands, Magics):
     """Run a template cell as a live tool-calling agent."""
 
     model = Unicode(
@@ -114,6 +113,8 @@ class AgentMagics(Magics):
         args = parse_argstring(self.agent, line)
         try:
             return self._spec(args, cell)
+        except TemplateSyntaxError as exc:
+            raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
 
@@ -167,7 +168,17 @@ class AgentMagics(Magics):
         from pydantic_ai.models import Model
 
         value = self.ip.user_ns.get(name)
-        return value if isinstance(value, Model) else name
+        if isinstance(value, Model) or ":" in name or name in ("offline", "test"):
+            return value if isinstance(value, Model) else name
+        import difflib
+
+        models = [k for k, v in self.ip.user_ns.items() if isinstance(v, Model) and not k.startswith("_")]
+        close = difflib.get_close_matches(name, models, n=3)
+        tried = (f"no notebook variable {name!r} holds a pydantic-ai Model" if value is None
+                 else f"the notebook variable {name!r} is a {type(value).__name__}, not a pydantic-ai Model")
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise UsageError(f"-m {name}: {tried}, and {name!r} is not a model name (those look like "
+                         f"'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5' or 'offline'){hint}")
 
     def _history(self, name: str | None) -> Any:
         if name is None:
@@ -204,110 +215,18 @@ class AgentMagics(Magics):
             raise UsageError(f"unknown %agent command {command!r}; use one of: {', '.join(SUBCOMMANDS)}")
         return getattr(self, f"_cmd_{command}")(rest)
 
-    def _cmd_config(self, assignments: list[str]) -> dict[str, Any]:
-        for item in assignments:
-            key, sep, value = item.partition("=")
-            if not sep or key not in CONFIG_KEYS:
-                raise UsageError(f"%agent config takes key=value with key in {', '.join(CONFIG_KEYS)}; got {item!r}")
-            self._set(key, value)
-        return {key: getattr(self, key) for key in CONFIG_KEYS}
-
-    def _set(self, key: str, value: str) -> None:
-        if key == "model":
-            self.model = value or None
-        elif key == "approve":
-            if value not in ("none", "writes"):
-                raise UsageError(f"%agent config approve must be none or writes, got {value!r}")
-            self.approve = value
-        elif key == "interrupt_stops_runs":
-            if value.lower() not in ("true", "false", "1", "0", "on", "off"):
-                raise UsageError(f"%agent config interrupt_stops_runs must be true or false, got {value!r}")
-            self.interrupt_stops_runs = value.lower() in ("true", "1", "on")
-        else:
-            try:
-                number = int(value)
-            except ValueError:
-                raise UsageError(f"%agent config {key} needs a whole number, got {value!r}") from None
-            if number < 1:
-                raise UsageError(f"%agent config {key} must be positive, got {number}")
-            setattr(self, key, number)
-
-    def _cmd_tools(self, names: list[str]) -> dict[str, Any]:
-        from .launch import tool_schemas
-
-        try:
-            return tool_schemas(self.ip.user_ns, names or None)
-        except AgentcellError as exc:
-            raise UsageError(str(exc)) from None
-
-    def _cmd_stop(self, rest: list[str]) -> int:
-        if not rest or rest == ["all"]:
-            return self.registry.stop_all()
-        if len(rest) != 1:
-            raise UsageError("usage: %agent stop [all | NAME]")
-        handle = self._handle(rest[0])
-        handle.cancel()
-        return 1
-
-    def _cmd_show(self, rest: list[str]) -> None:
-        if len(rest) != 1:
-            raise UsageError("usage: %agent show NAME | RUN_ID")
-        name = rest[0]
-        if name not in self.ip.user_ns and _looks_like_run_id(name):
-            self._show_journal(name)
-            return
-        handle = self._handle(name)
-        if handle.widget is None:
-            raise UsageError(f"run {name!r} has no widget (it was started with --quiet or in a terminal)")
-        handle.widget.show()
-
-    def _show_journal(self, run_id: str) -> None:
-        """Rebuild a run's widget from its journal (e.g. after the kernel died mid-run)."""
-        from .events import ProcessingComplete
-        from .journal import load
-        from .widget import AgentWidget
-
-        try:
-            record = load(run_id)
-        except (OSError, AgentcellError) as exc:
-            raise UsageError(f"no journal for run {run_id!r}: {exc}") from None
-        widget = AgentWidget()
-        for event in record.events:
-            widget.apply(event)
-        if not record.finished:
-            result = record.to_result()
-            widget.apply(ProcessingComplete(run_id=run_id, status=result.status, result=result))
-        widget.show()
-
-    def _cmd_export(self, rest: list[str]) -> str:
-        if len(rest) != 2:
-            raise UsageError("usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)")
-        handle, path = self._handle(rest[0]), Path(rest[1]).expanduser()
-        if not handle.done:
-            raise UsageError(f"run {rest[0]!r} is still going; export it once it has ended")
-        import json
-
-        text = (json.dumps(handle.to_openai(), indent=2, ensure_ascii=False) if path.name.endswith(".openai.json")
-                else handle.to_json())
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    def _handle(self, name: str) -> Any:
-        from .handle import RunHandle
-
-        value = self.ip.user_ns.get(name)
-        if not isinstance(value, RunHandle):
-            raise UsageError(f"{name!r} is not a run handle; start a run with %%agent -o {name}")
-        return value
-
     def _on_interrupt_setting(self, change: Any) -> None:
         from .blocking import install_interrupt_hook
 
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
 
 
-def _looks_like_run_id(name: str) -> bool:
-    return len(name) >= 8 and all(ch in "0123456789abcdef" for ch in name)
+def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
+    """Line numbers as the notebook shows them: the `%%agent` line is line 1, the template starts on 2."""
+    exc.line += 1
+    if exc.source is not None:
+        exc.source = f"%%agent {line}\n{exc.source}"
+    return exc
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -38,6 +38,8 @@ __all__ = [
 ENV_MODEL = "AGENTCELL_MODEL"
 _PROVIDER_KEYS = {
     "openai": "OPENAI_API_KEY",
+    "openai-chat": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
     "google-gla": "GEMINI_API_KEY",
     "gemini": "GEMINI_API_KEY",
@@ -96,13 +98,18 @@ def _infer(spec: str) -> Model:
     provider = spec.partition(":")[0]
     key_var = _PROVIDER_KEYS.get(provider)
     # An `openai:` model pointed at another server with OPENAI_BASE_URL needs no key (a placeholder is sent).
-    keyless = provider == "openai" and bool(os.environ.get("OPENAI_BASE_URL"))
+    base_url = os.environ.get("OPENAI_BASE_URL", "")
+    keyless = provider == "openai" and bool(base_url) and "api.openai.com" not in base_url
     if key_var is not None and not os.environ.get(key_var) and not keyless:
         raise ModelConfigError(
             f"model {spec!r} needs the environment variable {key_var}; set it before starting Jupyter, or "
             f"with os.environ[{key_var!r}] = getpass.getpass() (not %env, which prints the key into the "
             f"notebook), or use --model offline"
         )
+    if keyless:
+        # Servers reached through OPENAI_BASE_URL (Ollama, vLLM, llama.cpp, LM Studio…) speak Chat
+        # Completions; pydantic-ai's `openai:` means the Responses API, which they do not have.
+        spec = "openai-chat:" + spec.partition(":")[2]
     try:
         return infer_model(spec)
     except (UserError, ValueError, ImportError) as exc:

@@ -14,8 +14,9 @@ events and results carry, and this module imports them); `limits=None` means exa
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from pydantic_ai import Tool
 from pydantic_ai.messages import ModelMessage
@@ -34,6 +35,11 @@ Dispatch: TypeAlias = Mapping[str, Callable[..., Any]]
 
 NO_DEPS: type[Any] = type(None)
 """The default `deps_type`: tools take no dependencies."""
+
+HINT_STYLE: ContextVar[Literal["python", "cell"]] = ContextVar("agentcell_hint_style", default="python")
+"""How budget hints name the knobs: `cell` (a `%%agent` cell: `--max-iter`, `max_iter=` on the slot) or
+`python` (`limits=UsageLimits(...)`). Set around `start` by the front end; the run's task keeps it
+(budget messages and the offline model's advice read it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,9 +52,9 @@ class RunRegistry:
         if self.runs.get(key) is handle:
             del self.runs[key]
 
-    def stop_all(self) -> int:
-        """Cancel every run still going; returns how many were asked to stop."""
+    def stop_all(self) -> list[LiveRun]:
+        """Cancel every run still going; returns those that were asked to stop."""
         live = [h for h in self.runs.values() if not h.done]
         for handle in live:
             handle.cancel()
-        return len(live)
+        return live

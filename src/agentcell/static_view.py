@@ -24,13 +24,14 @@ from .transcript import Slot, Transcript, is_text_type
 
 MIME_HTML = "text/html"
 MIME_PLAIN = "text/plain"
+UNFINISHED = "still running when this output was saved"
 
 # Scoped to the rendering; JupyterLab's theme variables with neutral fallbacks. Renderers that strip
 # <style> (GitHub, sanitizers) still get readable semantic HTML. The first rule hides the widget
 # output just before this one when it holds no rendered view (JupyterLab without a kernel shows
 # "Loading widget..." there; nbconvert without the widget CDNs shows nothing).
 _CSS = """
-.jp-OutputArea-child:has(+ .jp-OutputArea-child .agentcell-static[data-status]:not([data-status="running"])):not(
+.jp-OutputArea-child:has(+ .jp-OutputArea-child .agentcell-static:not(:empty)):not(
  :has(.agentcell)){display:none}
 .agentcell-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
  color:var(--jp-ui-font-color1,#1f1f1f);border:1px solid var(--jp-border-color2,#d0d0d0);
@@ -109,6 +110,8 @@ def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None)
     if tr.offline:
         head.append(e(label("offline")))
     head += [f"<strong>{e(status_label(tr.status))}</strong>", f"{tr.elapsed:.1f} s", e(_usage_text(tr.usage))]
+    if not tr.ended:
+        head.append(f"<em>{e(UNFINISHED)}</em>")
     out = [f'<div class="agentcell-static" data-status="{e(tr.status)}">', f"<style>{_CSS}</style>",
            f'<div class="ac-head">{" · ".join(head)}</div>']
     out += [item_html(item, ended=tr.ended) for item in tr.items]
@@ -120,7 +123,8 @@ def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None)
 def transcript_text(tr: Transcript, provenance: Mapping[str, Any] | None = None) -> str:
     """The run as plain text: header, tool calls and answers (the last-resort fallback)."""
     model = tr.model or str((provenance or {}).get("model", ""))
-    lines = [f"%%agent · {model or '?'} · {status_label(tr.status)} · {tr.elapsed:.1f} s · {_usage_text(tr.usage)}"]
+    lines = [f"%%agent · {model or '?'} · {status_label(tr.status)} · {tr.elapsed:.1f} s · {_usage_text(tr.usage)}"
+             + ("" if tr.ended else f" · {UNFINISHED}")]
     lines += [line for line in (item_line(it) for it in tr.items) if line is not None]
     for slot in tr.slots.values():
         lines.append(f"\n[{slot.name}] ({slot.type}, {_slot_status(slot)})")

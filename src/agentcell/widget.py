@@ -38,6 +38,7 @@ import traitlets
 
 from ._version import __version__
 from .events import Event, ProcessingComplete, RunStarted
+from .saved_outputs import saved_outputs
 from .wire import (
     EventLog,
     FrontendMsg,
@@ -152,6 +153,23 @@ class AgentWidget(anywidget.AnyWidget):
         display(self._widget_bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
         data, metadata = self.static_bundle()
         display(data, raw=True, metadata=metadata, display_id=self.static_display_id)  # type: ignore[no-untyped-call]
+        if not self.final:
+            from IPython import get_ipython
+
+            keeper = saved_outputs(get_ipython())
+            if keeper is not None:
+                keeper.track(self)
+
+    def republish(self) -> bool:
+        """Publish the saved output again under the cell running now (see `saved_outputs.py`).
+
+        Returns `True` once the run's final transcript went out, `False` while the run is going
+        (its transcript so far went out, marked unfinished).
+        """
+        final = bool(self.final)
+        if self.shown:
+            self._publish(*self.static_bundle(so_far=True))
+        return final
 
     def _ipython_display_(self) -> None:
         self.show()
@@ -162,22 +180,30 @@ class AgentWidget(anywidget.AnyWidget):
         data["text/plain"] = "[agentcell live view]"
         return data
 
-    def static_bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The static output's data and metadata: a placeholder while running, the transcript after."""
-        if not self.final:
-            return {"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""}, {}
+    def static_bundle(self, *, so_far: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The static output's data and metadata: the transcript once the run ended.
+
+        While it runs: an empty placeholder, or with `so_far` the transcript so far (marked unfinished).
+        """
         from .static_view import render_html, render_text
 
-        data = {"text/html": render_html(self.final, self.output_metadata),
-                "text/plain": render_text(self.final, self.output_metadata)}
-        return data, {"agentcell": self.output_metadata}
+        if self.final:
+            data = {"text/html": render_html(self.final, self.output_metadata),
+                    "text/plain": render_text(self.final, self.output_metadata)}
+            return data, {"agentcell": self.output_metadata}
+        if not so_far or not len(self.events_log):
+            return {"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""}, {}
+        events = self.events_log.snapshot()
+        data = {"text/html": render_html(events, self.provenance), "text/plain": render_text(events, self.provenance)}
+        return data, {}
 
     def _update_output(self) -> None:
-        if not self.shown:
-            return
+        if self.shown:
+            self._publish(*self.static_bundle())
+
+    def _publish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         from IPython.display import update_display
 
-        data, metadata = self.static_bundle()
         try:
             update_display(  # type: ignore[no-untyped-call]
                 data, raw=True, metadata=metadata, display_id=self.static_display_id)

@@ -163,3 +163,16 @@ def test_replaying_a_missing_cassette_is_a_usage_error(ip: InteractiveShell, tmp
 
     with pytest.raises(UsageError, match="no cassette at"):
         ip.run_cell_magic("agent", f"--replay {tmp_path / 'missing.json'}", "Hi [[answer]]")
+
+
+async def test_openai_model_at_a_chat_only_server_uses_chat_completions(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.openai_server import Reply, Text
+
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # e.g. Ollama, vLLM: no Responses API, no key
+    server.script(Reply(Text("Hello from a local server")))
+    resolved = resolve_model("openai:qwen3:8b")
+    result = await start_run("Hi [[answer]]", model=resolved.model)
+    assert result.status == "completed" and result.answer == "Hello from a local server"
+    assert [r.path for r in server.chat_requests] == ["/v1/chat/completions"]

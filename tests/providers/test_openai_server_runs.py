@@ -239,7 +239,7 @@ async def test_stop_during_a_backoff_wait_stops_at_once(server: FakeOpenAI) -> N
     stopped_at = time.monotonic()
     run.cancel()
     result = await run
-    assert time.monotonic() - stopped_at < 0.1
+    assert time.monotonic() - stopped_at < 5  # not the 30 s back-off (a loaded machine may take a moment)
     assert result.status == "stopped" and len(server.chat_requests) == 1
 
 

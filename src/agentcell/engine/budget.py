@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
+from ..options import HINT_STYLE
 from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits
 
 
@@ -70,16 +71,28 @@ def _clamp(
 ) -> int | None:
     if asked is None or ceiling is None or asked <= ceiling:
         return asked
-    warnings.append(
-        f"slot {slot!r} asked for {option}={asked} but the ceiling is {ceiling}; using {ceiling} "
-        f"(raise it with limits=UsageLimits({field}=...))"
-    )
+    how = (f"--{option.replace('_', '-')} {asked} on the %%agent line" if HINT_STYLE.get() == "cell"
+           else f"limits=UsageLimits({field}=...)")
+    warnings.append(f"slot {slot!r} asked for {option}={asked} but the ceiling is {ceiling}; using {ceiling} "
+                    f"(raise it with {how})")
     return ceiling
 
 
+_CELL_HINTS = {
+    "request_limit": "raise it with --max-iter N on the %%agent line, or set max_iter=N on the slot "
+    "(e.g. [[{slot}|max_iter=3]]) so its last request is answered without tools",
+    "tool_calls_limit": "raise it with --max-calls N on the %%agent line, or set max_calls=N on the slot",
+    "output_tokens_limit": "raise it with --max-tokens N on the %%agent line, or max_tokens=N on the slot",
+}
+
+
 def exhausted_message(slot: str, exc: UsageLimitExceeded) -> str:
-    """Name the limit that was hit and how to raise it."""
+    """Name the limit that was hit and how to raise it, in the words of the front end that started the run."""
     text = str(exc).split(". ")[0].rstrip(".")  # pydantic-ai appends a docs link; keep the fact
+    if HINT_STYLE.get() == "cell":
+        field = next((f for f in _CELL_HINTS if f in text), None)
+        hint = _CELL_HINTS[field].format(slot=slot) if field else "raise the ceilings with --max-iter/--max-calls"
+        return f"slot {slot!r} ran out of budget: {text}; {hint}"
     hint = "raise the ceiling with limits=UsageLimits(...)"
     for field, option in (("request_limit", "max_iter"), ("tool_calls_limit", "max_calls")):
         if field in text:

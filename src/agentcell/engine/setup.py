@@ -132,13 +132,19 @@ def start(template: Template | str, options: RunOptions) -> Run:
         raise AgentcellError("pass history= or resume_from=, not both (a resumed run keeps its own history)")
     if resume_from is not None:
         history = resume_from.messages[: resume_from.history_length]
+    registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
     setup = _Setup(
         template=compiled,
         context=context,
         model=resolve_model(options.model),
-        registry=build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes),
+        registry=registry,
         history=tuple(history or ()),
         options=options,
+        notes=tuple(
+            f"tool {s['name']!r} has no docstring, so the model gets no description of what it does or when to "
+            "call it; add one (its first line is what the model reads)"
+            for s in registry.schemas() if not str(s.get("description") or "").strip()
+        ),
     )
     compaction = options.compaction
     if compaction is not None and compaction.model is not None:

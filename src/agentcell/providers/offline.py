@@ -40,6 +40,8 @@ from pydantic_ai.models.function import (
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.tools import ToolDefinition
 
+from ..options import HINT_STYLE
+
 OFFLINE_NAME = "offline"
 OFFLINE_DELAYS = {"": 0.045, "fast": 0.0, "slow": 0.15}
 """Seconds per streamed word of `offline`, `offline:fast` and `offline:slow`."""
@@ -58,7 +60,6 @@ def is_offline(model: Model) -> bool:
     return isinstance(model, FunctionModel) and model.model_name == OFFLINE_NAME
 
 
-_TOKEN = re.compile(r"\b[A-Z]{2,}[-_]?\d+[A-Z]?\b|\"[^\"]{1,60}\"|'[^']{1,60}'")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}")
 
 
@@ -73,21 +74,25 @@ class _OfflineScript:
     ) -> AsyncIterator[str | DeltaToolCalls | DeltaThinkingCalls]:
         prompt = _last_prompt(messages)
         returns = _tool_returns_since_prompt(messages)
+        unfilled: tuple[str, str] | None = None
         if info.function_tools and not returns:
-            tool = _most_relevant(info.function_tools, prompt)
-            yield {99: DeltaThinkingPart(content=f"The prompt may need `{tool.name}`; calling it first.")}
-            await self._pause(4)
-            args = json.dumps(_example_args(tool.parameters_json_schema, prompt))
-            yield {0: DeltaToolCall(name=tool.name, json_args=args, tool_call_id="offline_call_1")}
-            return
+            tool, args, missing = _choose_call(info.function_tools, prompt)
+            if not missing:
+                yield {99: DeltaThinkingPart(content=f"The prompt may need `{tool.name}`; calling it first.")}
+                await self._pause(4)
+                yield {0: DeltaToolCall(name=tool.name, json_args=json.dumps(args), tool_call_id="offline_call_1")}
+                return
+            unfilled = (tool.name, missing[0])
         if info.output_tools and not info.allow_text_output:
             out = info.output_tools[0]
+            yield {99: DeltaThinkingPart(content="No real model is attached: this is an offline placeholder of "
+                                                 "the right type, not a judgement of the prompt.")}
             await self._pause(3)
-            args = json.dumps(_example_args(out.parameters_json_schema, prompt, prefer_false=True))
-            yield {0: DeltaToolCall(name=out.name, json_args=args, tool_call_id="offline_output")}
+            answer = json.dumps(_example_args(out.parameters_json_schema, prompt, prefer_false=True))
+            yield {0: DeltaToolCall(name=out.name, json_args=answer, tool_call_id="offline_output")}
             return
         yield {99: DeltaThinkingPart(content="No real model is attached, so I will describe what I see.")}
-        for word in _answer(prompt, returns).split(" "):
+        for word in _answer(prompt, returns, unfilled=unfilled).split(" "):
             await self._pause(1)
             yield word + " "
 
@@ -133,45 +138,127 @@ def _tool_returns_since_prompt(messages: list[ModelMessage]) -> list[ToolReturnP
     return found
 
 
-def _most_relevant(tools: list[ToolDefinition], prompt: str) -> ToolDefinition:
+def _relevance(tool: ToolDefinition, words: set[str]) -> int:
+    text = f"{tool.name.replace('_', ' ')} {tool.description or ''}".lower()
+    return sum(1 for w in words if w in text)
+
+
+def _choose_call(tools: list[ToolDefinition], prompt: str) -> tuple[ToolDefinition, dict[str, Any], list[str]]:
+    """The most relevant tool whose required arguments the prompt fills; else the most relevant one
+    with the names of the arguments it could not fill (a careful model does not make them up)."""
     words = {w.lower() for w in _WORD.findall(prompt)}
-
-    def score(tool: ToolDefinition) -> int:
-        text = f"{tool.name.replace('_', ' ')} {tool.description or ''}".lower()
-        return sum(1 for w in words if w in text)
-
-    return max(tools, key=score)
+    ranked = sorted(tools, key=lambda t: -_relevance(t, words))  # stable: declaration order breaks ties
+    tried = [(tool, *_fill(tool.parameters_json_schema, prompt)) for tool in ranked]
+    return next((t for t in tried if not t[2]), tried[0])
 
 
-def _example_args(schema: dict[str, Any], prompt: str, *, prefer_false: bool = False) -> dict[str, Any]:
-    props: dict[str, Any] = schema.get("properties", {})
-    tokens = [t.strip("'\"") for t in _TOKEN.findall(prompt)] or _WORD.findall(prompt)[-1:]
-    return {name: _example_value(spec, tokens, name, prefer_false) for name, spec in props.items()}
+_FILE = re.compile(r"(?<![\w/.~-])[\w./~-]*\w\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_QUOTED = re.compile(r"\"([^\"]{1,80})\"|'([^']{1,80})'|“([^”]{1,80})”")
+_CODE = re.compile(r"\b[A-Z]{2,}[-_]?\d+[A-Z]?\b")
+_NAME = re.compile(r"(?<=[a-z0-9,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+"""Capitalised words inside a sentence (place and person names): a string argument's last resort."""
+_PATHLIKE = ("path", "file", "filename", "filepath", "fname", "document", "doc")
+_FREE_TEXT = ("query", "q", "question", "text", "prompt", "topic", "search", "term", "message", "content")
+_UNSET: Any = object()
 
 
-def _example_value(spec: dict[str, Any], tokens: list[str], name: str, prefer_false: bool) -> Any:
-    if "enum" in spec:
-        return spec["enum"][0]
+class _Pools:
+    """Values found in the prompt, by kind; each is handed out once, in the order it appears."""
+
+    def __init__(self, prompt: str) -> None:
+        self.prompt = " ".join(prompt.split())
+        self.files = _FILE.findall(prompt)
+        self.numbers = [n for n in _NUMBER.findall(_FILE.sub(" ", _CODE.sub(" ", prompt)))]
+        self.quoted = [next(g for g in m if g) for m in _QUOTED.findall(prompt)]
+        self.codes = _CODE.findall(prompt)
+        self.names = _NAME.findall(prompt)
+
+    @staticmethod
+    def take(pool: list[str]) -> Any:
+        return pool.pop(0) if pool else _UNSET
+
+
+def _fill(schema: dict[str, Any], prompt: str) -> tuple[dict[str, Any], list[str]]:
+    """Arguments for `schema` drawn from the prompt by name and type, and the required ones left unfilled."""
+    pools, args, missing = _Pools(prompt), {}, []
+    required = set(schema.get("required") or ())
+    for name, spec in (schema.get("properties") or {}).items():
+        value = _argument(name.lower(), spec, pools)
+        if value is not _UNSET:
+            args[name] = value
+        elif name in required:
+            missing.append(name)
+    return args, missing
+
+
+def _argument(name: str, spec: dict[str, Any], pools: _Pools) -> Any:
+    if "default" in spec:
+        return _UNSET  # optional: a careful model leaves it to the tool
     if "anyOf" in spec:
         options = [s for s in spec["anyOf"] if s.get("type") != "null"]
-        return _example_value(options[0], tokens, name, prefer_false) if options else None
+        return _argument(name, options[0], pools) if options else _UNSET
+    if "enum" in spec:
+        said = [v for v in spec["enum"] if str(v).lower() in pools.prompt.lower()]
+        return said[0] if said else spec["enum"][0]
     kind = spec.get("type")
+    if kind in ("integer", "number"):
+        raw = _Pools.take(pools.numbers)
+        if raw is _UNSET:
+            return _UNSET
+        return int(float(raw)) if kind == "integer" else float(raw)
     if kind == "boolean":
-        return not prefer_false
-    if kind == "integer":
-        return 1
-    if kind == "number":
-        return 1.0
+        return True
     if kind == "array":
         return []
     if kind == "object":
         return {}
+    if any(part in name for part in _PATHLIKE):
+        return _Pools.take(pools.files)
+    if name in _FREE_TEXT:
+        quoted = _Pools.take(pools.quoted)
+        return quoted if quoted is not _UNSET else (pools.prompt[:200] or _UNSET)
+    coded = "code" in name or "id" in name
+    for pool in (pools.codes, pools.quoted, pools.names) if coded else (pools.quoted, pools.codes, pools.names):
+        value = _Pools.take(pool)
+        if value is not _UNSET:
+            return value
+    return _UNSET
+
+
+def _example_args(schema: dict[str, Any], prompt: str, *, prefer_false: bool = False) -> dict[str, Any]:
+    """A typed answer's fields: from the prompt where it has them, else a plain value of the right type."""
+    args, _ = _fill(schema, prompt)
+    for name, spec in (schema.get("properties") or {}).items():
+        if name not in args:
+            args[name] = _placeholder(spec, name)
+        if prefer_false and _placeholder(spec, name) is False:  # a yes/no answer (or guard verdict): no
+            args[name] = False
+    return args
+
+
+def _placeholder(spec: dict[str, Any], name: str) -> Any:
+    if "anyOf" in spec:
+        options = [s for s in spec["anyOf"] if s.get("type") != "null"]
+        return _placeholder(options[0], name) if options else None
+    if "enum" in spec:
+        return spec["enum"][0]
     if name == "reason":
         return "the offline model does not judge content; it always answers no"
-    return tokens[0] if tokens else name
+    plain: dict[str, Any] = {"integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}
+    return plain.get(str(spec.get("type")), name)
 
 
-def _answer(prompt: str, returns: list[ToolReturnPart | RetryPromptPart]) -> str:
+def _switch_hint() -> str:
+    if HINT_STYLE.get() == "cell":
+        return "Switch with `%agent config model=openai:gpt-4o-mini` or pass `--model` to the cell."
+    return ("Switch by passing `model=\"openai:gpt-4o-mini\"` (any pydantic-ai model) to `complete()`, "
+            "`stream()` or `show()`.")
+
+
+def _answer(
+    prompt: str, returns: list[ToolReturnPart | RetryPromptPart], *, unfilled: tuple[str, str] | None = None
+) -> str:
     shown = " ".join(prompt.split())
     if len(shown) > 160:
         shown = shown[:157] + "..."
@@ -179,13 +266,17 @@ def _answer(prompt: str, returns: list[ToolReturnPart | RetryPromptPart]) -> str
         "This answer comes from agentcell's offline model, which runs without a key or a network.",
         f"It read your prompt: “{shown}”." if shown else "It received an empty prompt.",
     ]
+    if unfilled is not None:
+        tool, argument = unfilled
+        parts.append(f"It did not call `{tool}`: nothing in the prompt fills its required argument `{argument}`, "
+                     "and it does not make values up. Put the value in the prompt, or use a real model.")
     for ret in returns:
         content = ret.model_response() if isinstance(ret, RetryPromptPart) else ret.model_response_str()
         content = " ".join(content.split())
         parts.append(f"The tool `{ret.tool_name}` returned: “{content[:200]}”.")
     parts += [
         "A real model would reason about that and answer properly, calling your tools as it needs them.",
-        "Switch with `%agent config model=openai:gpt-4o-mini` or pass `--model` to the cell.",
+        _switch_hint(),
         "Meanwhile you can watch the stream, press Stop, and inspect the run handle.",
     ]
     return " ".join(parts)

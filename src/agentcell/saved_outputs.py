@@ -1,0 +1,69 @@
+"""Saved notebooks keep every run's transcript, also when a headless runner executes them.
+
+A background run ends after its cell has finished, and its final output update travels with *its
+own cell's* parent header (the kernel keeps the parent per asyncio context, and the run's task was
+created in the cell's context). JupyterLab applies such an update by display id, but nbclient,
+papermill and `nbconvert --execute` only read messages whose parent is the cell they are running
+now, so the update is dropped and the saved notebook keeps the empty placeholder.
+
+So at every cell boundary (IPython's `pre_execute` and `post_execute` events, which run in the new
+cell's context) each run shown since is published again under the current cell's parent: a
+finished run's final transcript (once, then it is forgotten), a running one's transcript so far,
+marked unfinished. Headless runners apply it to the earlier cell by display id, and a run still
+going when the notebook ends is saved with what it had. In JupyterLab the extra update replaces
+the hidden static twin with the same content.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Protocol
+
+
+class Republishable(Protocol):
+    """A shown view whose saved output can be published again (`AgentWidget`)."""
+
+    def republish(self) -> bool:
+        """Publish the saved output under the current cell; `True` once it was final."""
+        ...
+
+
+class SavedOutputs:
+    """The shown views of one shell whose final output has not yet been published inside a cell."""
+
+    def __init__(self) -> None:
+        self._views: list[Republishable] = []
+
+    def track(self, view: Republishable) -> None:
+        if view not in self._views:
+            self._views.append(view)
+
+    def at_cell_boundary(self, *_args: Any) -> None:
+        """Publish every tracked view again; forget those whose final output went out now."""
+        keep: list[Republishable] = []
+        for view in self._views:
+            try:
+                final = view.republish()
+            except Exception:  # a failing view must not break the user's cell
+                final = True
+            if not final:
+                keep.append(view)
+        self._views = keep
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+
+_by_shell: weakref.WeakKeyDictionary[Any, SavedOutputs] = weakref.WeakKeyDictionary()
+
+
+def saved_outputs(shell: Any) -> SavedOutputs | None:
+    """The shell's keeper (hooks registered on first use), or `None` outside IPython."""
+    if shell is None or not hasattr(shell, "events"):
+        return None
+    keeper = _by_shell.get(shell)
+    if keeper is None:
+        keeper = _by_shell[shell] = SavedOutputs()
+        shell.events.register("pre_execute", keeper.at_cell_boundary)
+        shell.events.register("post_execute", keeper.at_cell_boundary)
+    return keeper

@@ -1,0 +1,99 @@
+"""Headless runners (nbclient, papermill, `jupyter nbconvert --execute`) save every run's transcript.
+
+A plain background `%%agent` cell ends after its cell; its final output used to travel with the
+finished cell's parent header, which headless runners drop, so saved notebooks kept an empty
+placeholder. These tests execute notebooks the way each runner does and read the saved `.ipynb`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+pytestmark = pytest.mark.kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+OFFLINE = "This answer comes from agentcell's offline model"
+
+
+def _static(cell: Any) -> str:
+    """The cell's saved static transcript (HTML), or "" if it has none."""
+    for output in cell.get("outputs", []):
+        html = output.get("data", {}).get("text/html", "")
+        if "agentcell-static" in html:
+            return str(html)
+    return ""
+
+
+def _status(html: str) -> str | None:
+    found = re.search(r'class="agentcell-static" data-status="(\w+)"', html)
+    return found.group(1) if found else None
+
+
+@pytest.fixture
+def offline_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for var in ("AGENTCELL_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path / "journal"))
+    return tmp_path
+
+
+def test_nbclient_saves_finished_and_still_running_background_runs(offline_env: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext agentcell"),
+        nbformat.v4.new_code_cell("%%agent -m offline:fast\nSay hello to the class.\n[[answer]]"),
+        nbformat.v4.new_code_cell("import asyncio\nawait asyncio.sleep(2)  # the run above ends during this cell"),
+        nbformat.v4.new_code_cell("%%agent -m offline:slow\nExplain photosynthesis at length.\n[[answer]]"),
+        nbformat.v4.new_code_cell("await asyncio.sleep(1)  # the notebook ends while that run streams"),
+    ]
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    finished, running = _static(nb.cells[1]), _static(nb.cells[3])
+    assert _status(finished) == "completed" and OFFLINE in finished
+    assert "still running when this output was saved" not in finished
+    # Saved as unfinished, with the words it had streamed.
+    assert _status(running) == "running" and "still running when this output was saved" in running
+    assert "offline" in running and "<p>" in running
+    assert "agentcell" in nb.cells[1].outputs[-1].get("metadata", {})  # provenance once final
+
+
+def _run_quickstart(tool: str, out: Path) -> Any:
+    src = ROOT / "notebooks" / "quickstart.ipynb"
+    if tool == "papermill":
+        pytest.importorskip("papermill")
+        cmd = [sys.executable, "-m", "papermill", "--cwd", str(src.parent), "-k", "python3", str(src), str(out)]
+    else:
+        cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--execute", "--to", "notebook",
+               "--ExecutePreprocessor.kernel_name=python3", f"--output={out}", str(src)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=240, cwd=src.parent)
+    return nbformat.read(out, as_version=4)
+
+
+@pytest.mark.parametrize("tool", ["papermill", "nbconvert"])
+def test_quickstart_executed_headless_shows_every_answer_and_final_status(tool: str, offline_env: Path) -> None:
+    nb = _run_quickstart(tool, offline_env / f"quickstart.{tool}.ipynb")
+    agent_cells = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%agent")]
+    assert len(agent_cells) >= 2
+    for cell in agent_cells:
+        html = _static(cell)
+        assert _status(html) in ("completed", "stopped"), cell.source.splitlines()[0]
+        assert OFFLINE[:40] in html, cell.source.splitlines()[0]
+
+
+def test_nbconvert_html_export_shows_the_answers(offline_env: Path) -> None:
+    out = offline_env / "quickstart.html"
+    src = ROOT / "notebooks" / "quickstart.ipynb"
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--execute", "--to", "html",
+                    "--ExecutePreprocessor.kernel_name=python3", f"--output={out}", str(src)],
+                   check=True, capture_output=True, timeout=240, cwd=src.parent)
+    html = out.read_text()
+    assert html.count('class="agentcell-static" data-status="completed"') >= 1
+    assert "Cognition and Emotion, led by Dr Ada Byron" in html
