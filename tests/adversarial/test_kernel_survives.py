@@ -28,7 +28,7 @@ def parse_flags(flags: str) -> str:
 def test_tool_sys_exit_ends_the_cell_failed_and_the_kernel_answers(kernel: KernelSession) -> None:
     pid = kernel.run("import os; print(os.getpid())").strip()
     kernel.run(TOOL)
-    _, comm = start_cell(kernel, "%%agent -t parse_flags -o exited\nParse the flags --bad.\n[[answer|use_tools]]")
+    _, comm = start_cell(kernel, "%%agent -t parse_flags -o exited\nParse the flags \"--bad\".\n[[answer|use_tools]]")
     kernel.wait_until(lambda: comm.state.get("status") in ENDINGS, timeout=30, what="the end of the run")
     assert comm.state["status"] == "failed"
     assert kernel.run("print(exited.status); print(exited.result().error)").strip().split("\n") == [
