@@ -18,8 +18,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
-from ..events import Event, RunWarning
-from ..journal import Journal, JournalOption, journal_path
+from ..events import Event, ProcessingComplete, RunWarning
+from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..models import ResolvedModel, resolve_model
 from ..options import (
     DEFAULT_COMPACTION,
@@ -150,6 +150,7 @@ def start(template: Template | str, options: RunOptions) -> Run:
     if compaction is not None and compaction.model is not None:
         resolve_model(compaction.model)  # a bad summarizer fails now, not at the first compaction
     rid = options.run_id or (resume_from.run_id if resume_from is not None else uuid.uuid4().hex[:12])
+    check_run_id(rid)  # it names the journal file: no '../', no separators
     return _launch(setup, rid, resume=resume_from)
 
 
@@ -201,6 +202,8 @@ def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[
     path = journal_path(run_id, option)
     if path is None:
         return None
+    if segment == 1:
+        prune_default(path, run_id=run_id)  # the default folder keeps the newest runs only (journal/store.py)
     try:
         return Journal(path, segment=segment)
     except OSError as exc:  # a read-only home must not stop the run; say so instead
@@ -225,16 +228,21 @@ class _Sink:
             self._report_scrubbed(event, replaced)
         if self.journal is None:
             return
-        try:
-            self.journal.event(event)
-        except (OSError, ValueError) as exc:  # disk full, folder gone, unserializable: keep running
-            self.journal.close()
-            self.journal = None
-            if self.state is not None:
-                self.state.journal = None
-            message = f"journaling stopped: {exc}"
-            self._log.append(RunWarning(run_id=self._run_id, slot=None, message=message))
+        self.journal.event(event)  # never raises: a full disk, the size cap… stop it and say why
+        if self.journal.stopped is not None:
+            self._detach_journal(self.journal.stopped, say=not isinstance(event, ProcessingComplete))
 
+    def _detach_journal(self, reason: str, *, say: bool) -> None:
+        self.journal = None
+        if self.state is not None:
+            self.state.journal = None
+        if not say:  # nothing may follow the run's ending
+            return
+        message = f"journaling stopped: {reason}"
+        if self.state is not None:
+            self.state.warn(None, message)
+        else:
+            self._log.append(RunWarning(run_id=self._run_id, slot=None, message=message))
 
     def _report_scrubbed(self, event: Event, replaced: int) -> None:
         self._scrubbed += 1
