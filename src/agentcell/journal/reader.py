@@ -4,8 +4,8 @@ A journal may hold rows this version cannot read: an event kind from a newer age
 short when the process died mid-write, a hand-edited or corrupted line, JSON nested too deeply to
 parse. `load` leaves such rows out with one `JournalWarning` listing them (`JournalRecord.skipped`)
 and never raises anything but `AgentcellError`. It reads row by row with the garbage collector
-paused: its passes over the growing list of parsed events made loading superlinear (12 s for
-320,000 token events, 2.4 s without).
+paused: its passes over the growing list of parsed events made loading superlinear (320,000 token
+events: 12.4 s with it running, 5.5 s paused; 80,000: 2.1 s and 1.5 s).
 """
 
 from __future__ import annotations
