@@ -13,6 +13,8 @@
   * ReplayDivergence             a `--replay` cassette does not match the run being replayed
   * EventLoopRunning             a synchronous entry point was called inside a running event loop
 
+* JournalWarning (UserWarning)   a journal row could not be read and was left out
+
 The magic converts these to a one-line `UsageError` at the boundary where a person watches; the
 library raises them where the problem is found.
 """
@@ -125,3 +127,7 @@ class EventLoopRunning(AgentcellError, RuntimeError):
 
     Nesting loops (nest_asyncio) loses widget messages in ipykernel 7, so agentcell refuses instead.
     """
+
+
+class JournalWarning(UserWarning):
+    """`journal.load` left out rows it could not read (an event kind from a newer version, a corrupted line)."""
