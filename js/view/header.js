@@ -1,6 +1,6 @@
 // The header: model, offline badge, status, elapsed time, budget meters, tokens, cost, the context
 // gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
-import { currentSlotUsage, pendingApprovals, TERMINAL } from "../state.js";
+import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from "../state.js";
 import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setText } from "../render/dom.js";
 
@@ -11,7 +11,7 @@ function meterEl(cls, name) {
   const text = h("span", { class: "agentcell-meter-text" });
   const el = h(
     "span",
-    { class: ["agentcell-meter-item", cls], title: `${name} used by the current slot / ceiling per slot` },
+    { class: ["agentcell-meter-item", cls], title: `${name} used by the running slot / that slot's ceiling` },
     h("span", { class: "agentcell-meter-label" }, name, " "),
     text,
     h("span", { class: "agentcell-bar", "aria-hidden": "true" }, bar),
@@ -48,14 +48,16 @@ export function buildHeader(exportControls) {
     elapsedEl: h("span", { class: "agentcell-elapsed", title: "elapsed time" }, "0.0 s"),
     mReq: meterEl("agentcell-meter-requests", "requests"),
     mTools: meterEl("agentcell-meter-tools", "tool calls"),
-    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run)" }),
+    slotScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the running slot" }),
+    runScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the whole run" }, "run:"),
+    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ while estimated from the streamed text)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
     teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
     stopBtn: button("agentcell-stop", { label: "Stop the run" }, "Stop the run", "Stop"),
     hintEl: h("div", { class: "agentcell-hint", hidden: true }),
   };
-  const meter = h("div", { class: "agentcell-meter" }, hd.mReq.el, hd.mTools.el, hd.context.el, hd.tokensEl, hd.costEl);
+  const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.runScope, hd.tokensEl, hd.costEl);
   const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
   hd.gotoBtn.hidden = true;
   const title = h(
@@ -142,14 +144,16 @@ function meterSet(m, used, limit) {
 }
 
 function renderMeters(hd, state) {
-  const lim = state.limits ?? {};
-  const su = currentSlotUsage(state);
-  meterSet(hd.mReq, su.requests, lim.requests);
-  meterSet(hd.mTools, su.tool_calls, lim.tool_calls);
+  const sm = currentSlotMeters(state);
+  setText(hd.slotScope, sm.name === null ? "slot:" : `slot ${sm.name}:`);
+  meterSet(hd.mReq, sm.requests, sm.limits.requests);
+  meterSet(hd.mTools, sm.usage.tool_calls, sm.limits.tool_calls);
   const u = state.usage;
-  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${formatCount(u.output_tokens)} out`);
+  const out = shownOutputTokens(state);
+  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${out.estimated ? "~" : ""}${formatCount(out.tokens)} out`);
   setAttr(hd.tokensEl, "data-input", u.input_tokens);
-  setAttr(hd.tokensEl, "data-output", u.output_tokens);
+  setAttr(hd.tokensEl, "data-output", out.tokens);
+  setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
   const cost = formatCost(u.cost);
   hd.costEl.hidden = cost === "";
   setText(hd.costEl, cost);

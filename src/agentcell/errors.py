@@ -14,6 +14,8 @@
   * EventLoopRunning             a synchronous entry point was called inside a running event loop
   * NoEventLoop                  `show()` was called where no event loop runs (a plain script)
 
+* JournalWarning (UserWarning)   a journal row could not be read and was left out
+
 The magic converts these to a one-line `UsageError` at the boundary where a person watches; the
 library raises them where the problem is found.
 """
@@ -134,3 +136,7 @@ class NoEventLoop(AgentcellError, RuntimeError):
     A live view needs a loop to run on between cells; a script has none, so agentcell says what to use
     instead of letting asyncio's own error surface.
     """
+
+
+class JournalWarning(UserWarning):
+    """`journal.load` left out rows it could not read (an event kind from a newer version, a corrupted line)."""

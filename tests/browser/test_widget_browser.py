@@ -65,7 +65,8 @@ def show(answer, **kw):
 '''
 
 ANSWER = ("## Who leads PSYC605\n\n**Dr Ada Lovelace** leads *Research Methods*.\n\n"
-          "- taught in autumn\n- 20 credits\n\nSee [the handbook](https://example.org/psyc605).")
+          "- taught in autumn\n- 20 credits\n\n```\nenrol PSYC605\n```\n\n"
+          "See [the handbook](https://example.org/psyc605).")
 
 XSS = [
     "<script>window.__pwned='script'</script>",
@@ -217,7 +218,8 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     run_cell(page, 2)
     first = cell(page, 2).locator(".agentcell")
     prompt = first.locator('.agentcell-approval[data-approval="pending"]')
-    expect(prompt).to_contain_text("write_note")
+    # The first %%agent cell of a fresh kernel imports pydantic-ai: on a loaded machine that takes a while.
+    expect(prompt).to_contain_text("write_note", timeout=30_000)
     prompt.locator(".agentcell-approve").click()
     expect(first.locator('.agentcell-approval[data-approval="approved"]')).to_have_count(1)
     expect(first).to_have_attribute("data-status", "completed", timeout=30_000)
@@ -226,7 +228,7 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     run_cell(page, 3)
     second = cell(page, 3).locator(".agentcell")
     prompt = second.locator('.agentcell-approval[data-approval="pending"]')
-    expect(prompt).to_be_visible()
+    expect(prompt).to_be_visible(timeout=30_000)
     prompt.locator(".agentcell-reason").fill("not today")
     prompt.locator(".agentcell-deny").click()
     expect(second.locator('.agentcell-approval[data-approval="denied"]')).to_contain_text("not today")
@@ -312,6 +314,10 @@ def test_saved_notebook_shows_the_run_without_a_kernel(lab: Lab, page: Any, tmp_
     static = cell(page, 1).locator(".agentcell-static")
     expect(static).to_be_visible()
     expect(static).to_contain_text("Dr Ada Lovelace")
+    # The saved answer reads like the live one: Markdown rendered, not raw.
+    expect(static.locator(".ac-answer h2")).to_have_text("Who leads PSYC605")
+    expect(static.locator(".ac-answer pre")).to_contain_text("enrol PSYC605")
+    expect(static.locator(".ac-answer li")).to_have_count(2)
     expect(static.locator("code", has_text="lookup")).to_be_visible()
     expect(static).to_contain_text("led by Dr Ada")
     expect(cell(page, 1).get_by_text("Loading widget")).to_be_hidden()

@@ -34,7 +34,7 @@ CASES = [
         "unknown-option-typo",
         "[[answer|max_iters=3]]",
         "<cell>, line 1, column 10: unknown option 'max_iters'; did you mean 'max_iter'? (known options: "
-        "use_tools, max_iter, max_calls, tools, model, temperature, max_tokens, thinking, when, required)\n"
+        "use_tools, max_iter, max_calls, tools, model, temperature, max_tokens, thinking, when, required, retries)\n"
         "    [[answer|max_iters=3]]\n             ^",
     ),
     (

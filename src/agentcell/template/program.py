@@ -41,6 +41,9 @@ class SlotOptions:
     """For `halt` slots: the guard trips when the model's `triggered` equals this."""
     choices: tuple[str, ...] = ()
     """For `pick` slots: the allowed answers, from the positional options."""
+    retries: int | None = None
+    """How many invalid tool calls or invalid typed answers in a row are fed back before the slot fails;
+    `None`: as many as the slot's request budget allows."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
