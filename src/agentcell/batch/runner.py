@@ -25,12 +25,14 @@ from typing import Any, Literal
 
 from ..engine import Run, start
 from ..errors import AgentcellError
+from ..events import Event
+from ..journal import load
 from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage
 from .inputs import Row
 from .results import BatchResult, RowResult
-from .resume import DONE, Manifest, read_finished
+from .resume import DONE, Manifest, journal_folder, read_finished
 from .throttle import Throttle
 
 RowRunner = Callable[[Row, str], Awaitable[RowResult]]
@@ -81,6 +83,8 @@ class Batch:
         self.reason: str | None = None
         """Why the batch stopped starting rows (`None` while it may start more)."""
         self.started_at = time.monotonic()
+        self.view: Any = None
+        """The widget showing this batch, if any (set by the kernel glue)."""
         self._stopping = False
         self._inputs = list(rows)
         self._manifest = manifest
@@ -125,6 +129,20 @@ class Batch:
             total = total + Usage(requests=u["requests"], tool_calls=u["tool_calls"], input_tokens=u["input_tokens"],
                                   output_tokens=u["output_tokens"], cost=u["cost"])
         return total
+
+    def events_of(self, index: int) -> tuple[Event, ...] | None:
+        """Row `index`'s events: live while it runs, from its journal once it ended (`None`: not kept)."""
+        run = self.runs.get(index)
+        if run is not None:
+            return run.events_so_far
+        row = self.rows[index]
+        folder = journal_folder(self.options.journal)
+        if row.run_id is None or folder is None:
+            return None
+        try:
+            return load(row.run_id, path=folder).events
+        except (AgentcellError, OSError, ValueError):
+            return None
 
     def watch(self, fn: Watcher) -> None:
         """Call `fn(row)` whenever a row starts or ends (on the batch's loop)."""
