@@ -8,7 +8,7 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), and the `readonly` / `tool` decorators. Everything heavy (pydantic-ai,
+`RunOptions`' fields), `map` (one template over many rows), and the `readonly` / `tool` decorators. Everything heavy (pydantic-ai,
 anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
 """
 
@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "openai_compatible": "agentcell.providers",
     "RetryPolicy": "agentcell.providers",
     "show": "agentcell.handle",
+    "map": "agentcell.batch",
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
@@ -79,6 +80,7 @@ __all__ = [
     "complete",
     "complete_async",
     "load_ipython_extension",
+    "map",
     "offline_model",
     "openai_compatible",
     "readonly",
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         UndefinedVariableError,
     )
+    from .batch import map
     from .handle import RunHandle, show
     from .models import offline_model, record, resolve_model
     from .options import ApprovalDecision, Compaction, RunOptions
