@@ -18,12 +18,15 @@ from agentcell.template import compile_template
 
 FIELDS = [f.name for f in dataclasses.fields(RunOptions)]
 
-# Surface → (keywords it adds after the options, options it leaves out and why).
+# Surface → (keywords it adds after the options, options it leaves out and why). The struckdown-named
+# functions add struckdown's front-only keywords: `credentials` (folded into `model` before `RunOptions`
+# is built, so no key is held by the options), and for the generator `stream` (token events or not).
 SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     "start_run": (engine.start_run, [], set()),
     "stream": (engine.stream, [], set()),
-    "complete_async": (engine.complete_async, ["on_halt"], set()),
-    "complete": (engine.complete, ["on_halt"], set()),
+    "complete_async": (engine.complete_async, ["on_halt", "credentials"], set()),
+    "complete": (engine.complete, ["on_halt", "credentials"], set()),
+    "complete_incremental_async": (engine.complete_incremental_async, ["on_halt", "credentials", "stream"], set()),
     "show": (handle.show, [], {"approve"}),  # the widget's Approve / Deny buttons answer approvals
 }
 
@@ -69,7 +72,7 @@ def _capture(_template: Any, options: RunOptions) -> Any:
 
 async def _call_in_loop(name: str, values: dict[str, Any]) -> None:
     fn = SURFACES[name][0]
-    if name == "stream":
+    if name in ("stream", "complete_incremental_async"):
         async for _ in fn("Hi [[answer]]", **values):
             pass
     elif name == "complete_async":
@@ -78,7 +81,7 @@ async def _call_in_loop(name: str, values: dict[str, Any]) -> None:
         fn("Hi [[answer]]", **values)
 
 
-@pytest.mark.parametrize("name", ["start_run", "stream", "complete_async", "complete"])
+@pytest.mark.parametrize("name", ["start_run", "stream", "complete_async", "complete", "complete_incremental_async"])
 def test_engine_surfaces_pass_every_keyword_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "start", _capture)
     monkeypatch.setattr(setup, "start", _capture)

@@ -9,9 +9,10 @@ import agentcell
 
 PUBLIC = [
     "AgentWidget", "AgentcellError", "ApprovalDecision", "BudgetExhausted", "Compaction", "EventLoopRunning",
-    "Halted", "ModelConfigError", "ProviderError", "ReplayDivergence", "RetryPolicy", "RunError", "RunHandle",
+    "Halted", "LLM", "LLMCredentials", "ModelConfigError", "ProviderError", "ReplayDivergence", "RetryPolicy", "RunError", "RunHandle",
     "RunOptions", "RunResult", "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
-    "__version__", "compile_template", "complete", "complete_async", "load_ipython_extension", "map", "offline_model",
+    "__version__", "compile_template", "complete", "complete_async", "complete_incremental_async", "load_ipython_extension",
+    "map", "offline_model",
     "openai_compatible", "readonly", "record", "replay", "resolve_model", "show", "stream", "tool",
     "unload_ipython_extension",
 ]

@@ -8,7 +8,9 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), `map` (one template over many rows), and the `readonly` / `tool` decorators. Everything heavy (pydantic-ai,
+`RunOptions`' fields), `map` (one template over many rows), and the `readonly` / `tool` decorators. Code written for struckdown runs with
+`import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
+read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
 anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
 """
 
@@ -25,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "stream": "agentcell.engine",
     "complete": "agentcell.engine",
     "complete_async": "agentcell.engine",
+    "complete_incremental_async": "agentcell.engine",
+    "LLM": "agentcell.credentials",
+    "LLMCredentials": "agentcell.credentials",
     "ApprovalDecision": "agentcell.options",
     "Compaction": "agentcell.options",
     "RunOptions": "agentcell.options",
@@ -56,6 +61,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "LLM",
     "AgentWidget",
     "AgentcellError",
     "ApprovalDecision",
@@ -63,6 +69,7 @@ __all__ = [
     "Compaction",
     "EventLoopRunning",
     "Halted",
+    "LLMCredentials",
     "ModelConfigError",
     "ProviderError",
     "ReplayDivergence",
@@ -79,6 +86,7 @@ __all__ = [
     "compile_template",
     "complete",
     "complete_async",
+    "complete_incremental_async",
     "load_ipython_extension",
     "map",
     "offline_model",
@@ -94,7 +102,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .engine import complete, complete_async, stream
+    from .credentials import LLM, LLMCredentials
+    from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
         AgentcellError,
         BudgetExhausted,
