@@ -8,7 +8,8 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), `map` (one template over many rows), and the `readonly` / `tool` decorators. Code written for struckdown runs with
+`RunOptions`' fields), `map` (one template over many rows), and the `readonly` / `tool` decorators.
+Code written for struckdown runs with
 `import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
 read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
 anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
@@ -102,6 +103,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .batch import map
     from .credentials import LLM, LLMCredentials
     from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
@@ -118,7 +120,6 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         UndefinedVariableError,
     )
-    from .batch import map
     from .handle import RunHandle, show
     from .models import offline_model, record, resolve_model
     from .options import ApprovalDecision, Compaction, RunOptions
