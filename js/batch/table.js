@@ -13,11 +13,12 @@ function cellText(value) {
 function rowCells(row, columns) {
   const values = row.values ?? {};
   const status = row.resumed ? `${statusLabel(row.status)} (resumed)` : statusLabel(row.status);
+  const error = row.error && row.error !== row.status ? row.error : null; // "stopped" says nothing more
   return [
     h("td", { class: "agentcell-batch-num" }, String(row.i)),
     h("td", { class: "agentcell-batch-input", title: cellText(row.input) }, cellText(row.input)),
     ...columns.map((c) => h("td", { class: "agentcell-batch-value" }, cellText(values[c]))),
-    h("td", { class: "agentcell-batch-status", title: row.error ?? "" }, status, row.error ? h("div", { class: "agentcell-batch-error" }, row.error) : null),
+    h("td", { class: "agentcell-batch-status", title: error ?? "" }, status, error ? h("div", { class: "agentcell-batch-error" }, error) : null),
     h("td", { class: "agentcell-batch-usage" }, [formatCount(row.tokens ?? 0), formatCost(row.cost)].filter(Boolean).join(" · ")),
   ];
 }
