@@ -137,15 +137,26 @@ async def _run_row(
 
 
 async def _watch_stop(stop_name: str, run: Any) -> None:
-    """Stop `run` when the kernel sets the batch's stop event (checked from a thread: the worker's
-    client lives on the worker's own loop, not this row's)."""
-    try:
-        from distributed import Event, get_worker
+    """Stop `run` when the kernel sets the batch's stop event.
 
-        event = Event(stop_name, client=get_worker().client)  # type: ignore[no-untyped-call]
+    The wait happens on the worker's own loop (where its client lives), not in a thread, so a row
+    that ends just cancels it.
+    """
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
     except (ImportError, ValueError):
         return
-    loop = asyncio.get_running_loop()
-    while not await loop.run_in_executor(None, event.wait, STOP_POLL_S):
-        pass
+    waiting = asyncio.run_coroutine_threadsafe(_stop_set(stop_name, worker.client), worker.loop.asyncio_loop)
+    try:
+        await asyncio.wrap_future(waiting)
+    finally:
+        waiting.cancel()
     run.cancel()
+
+
+async def _stop_set(stop_name: str, client: Any) -> None:
+    from distributed import Event
+
+    await Event(stop_name, client=client).wait()  # type: ignore[no-untyped-call]
