@@ -80,7 +80,7 @@ async def test_a_synchronous_client_is_refused() -> None:
     class Sync:
         asynchronous = False
 
-    with pytest.raises(BatchError, match="client= must be an asynchronous distributed.Client"):
+    with pytest.raises(BatchError, match=r"^client= must be an asynchronous distributed\.Client"):
         map(TEMPLATE, ["a"], model=Shouter().model, client=Sync(), journal=False)
 
 
