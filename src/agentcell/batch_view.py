@@ -19,6 +19,7 @@ import asyncio
 import html
 import pathlib
 import time
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -234,12 +235,23 @@ class BatchWidget(anywidget.AnyWidget):
     # ---- display ---------------------------------------------------------------------------
     def show(self) -> None:
         """Display the live view, then a static output that receives the results table when the batch ends."""
+        from IPython import get_ipython
         from IPython.display import display
+
+        from .saved_outputs import saved_outputs
 
         self.display_id = f"agentcell-batch-{id(self):x}"
         display(self)  # type: ignore[no-untyped-call]
         display({"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""},
                 raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
+        keeper = saved_outputs(get_ipython())
+        if keeper is not None and not self.batch.done:
+            keeper.track(self)
+
+    def republish(self) -> bool:
+        """Publish the saved table again under the cell running now (see `saved_outputs.py`); `True` once final."""
+        self._update_static()
+        return self.batch.done
 
     def _update_static(self) -> None:
         if self.display_id is None:
@@ -264,9 +276,9 @@ def _why_missing(row: RowResult) -> str:
 
 def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
     """The results as escaped HTML and plain text, for a saved notebook (first `limit` rows)."""
-    result = batch.result
-    counts = ", ".join(f"{n} {s}" for s, n in sorted((result.counts if result else {}).items()))
-    head = f"agentcell batch: {len(batch.rows)} rows ({counts})"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(r.status for r in batch.rows).items()))
+    state = batch.result.status if batch.result is not None else "running (so far)"
+    head = f"agentcell batch: {len(batch.rows)} rows ({counts}); {state}"
     cols = ["#", *batch.slots, "status", "error"]
     lines = [head]
     cells = []
@@ -278,7 +290,9 @@ def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
     more = f"<p>… {len(batch.rows) - limit} more rows</p>" if len(batch.rows) > limit else ""
     table = ("<table><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead><tbody>"
              + "".join(cells) + "</tbody></table>")
-    return {"text/html": f'<div class="agentcell-static"><p>{html.escape(head)}</p>{table}{more}</div>',
+    status = batch.result.status if batch.result is not None else "running"
+    opening = f'<div class="agentcell-static" data-status="{status}"><p class="ac-head">{html.escape(head)}</p>'
+    return {"text/html": f"{opening}{table}{more}</div>",
             "text/plain": "\n".join(lines)}
 
 

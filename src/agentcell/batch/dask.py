@@ -148,7 +148,7 @@ async def _watch_stop(stop_name: str, run: Any) -> None:
         worker = get_worker()
     except (ImportError, ValueError):
         return
-    waiting = asyncio.run_coroutine_threadsafe(_stop_set(stop_name, worker.client), worker.loop.asyncio_loop)
+    waiting = asyncio.run_coroutine_threadsafe(_stop_set(stop_name, worker.client), worker.loop.asyncio_loop)  # type: ignore[attr-defined]
     try:
         await asyncio.wrap_future(waiting)
     finally:

@@ -59,6 +59,9 @@ def read_finished(path: Path) -> dict[str, Finished]:
             try:
                 row = json.loads(line)
                 usage = Usage(**row.get("usage", {}))
+                earlier = found.get(row["key"])
+                if earlier is not None and earlier.status in DONE and row["status"] not in DONE:
+                    continue  # done once (same template, same row) stays done; a later stopped rerun changes nothing
                 found[row["key"]] = Finished(status=row["status"], results=row.get("results") or {}, usage=usage,
                                              run_id=row.get("run_id"), error=row.get("error"))
             except (ValueError, KeyError, TypeError):
