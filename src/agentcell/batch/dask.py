@@ -16,6 +16,7 @@ in a worker thread, so each row task also watches a per-batch `distributed.Event
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -139,8 +140,9 @@ async def _run_row(
 async def _watch_stop(stop_name: str, run: Any) -> None:
     """Stop `run` when the kernel sets the batch's stop event.
 
-    The wait happens on the worker's own loop (where its client lives), not in a thread, so a row
-    that ends just cancels it.
+    The wait runs on the worker's own loop (where its client lives) in short timed waits, so a row
+    that ends just lets the last one time out: cancelling a wait mid-flight would make the scheduler
+    log a `CancelledError` per row.
     """
     try:
         from distributed import get_worker
@@ -148,15 +150,24 @@ async def _watch_stop(stop_name: str, run: Any) -> None:
         worker = get_worker()
     except (ImportError, ValueError):
         return
-    waiting = asyncio.run_coroutine_threadsafe(_stop_set(stop_name, worker.client), worker.loop.asyncio_loop)  # type: ignore[attr-defined]
+    finished = threading.Event()
+    waiting = asyncio.run_coroutine_threadsafe(_stop_set(stop_name, worker.client, finished),
+                                               worker.loop.asyncio_loop)  # type: ignore[attr-defined]
     try:
-        await asyncio.wrap_future(waiting)
+        while not waiting.done():
+            await asyncio.sleep(STOP_POLL_S / 4)
     finally:
-        waiting.cancel()
-    run.cancel()
+        finished.set()
+    if waiting.result():
+        run.cancel()
 
 
-async def _stop_set(stop_name: str, client: Any) -> None:
+async def _stop_set(stop_name: str, client: Any, finished: threading.Event) -> bool:
+    """On the worker's loop: `True` once the batch's stop event is set, `False` once the row has finished."""
     from distributed import Event
 
-    await Event(stop_name, client=client).wait()  # type: ignore[no-untyped-call]
+    event = Event(stop_name, client=client)  # type: ignore[no-untyped-call]
+    while not finished.is_set():
+        if await event.wait(timeout=STOP_POLL_S):  # type: ignore[no-untyped-call]
+            return True
+    return False
