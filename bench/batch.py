@@ -245,7 +245,8 @@ def report(payload: dict[str, Any]) -> None:
             raw = _common.median(s["wall"] for s in data["samples"]["raw"])
             for kind, ratio in data["ratio_wall"].items():
                 wall = _common.median(s["wall"] for s in data["samples"][kind])
-                lines.append([c, kind, round(raw, 2), round(wall, 2), f"x{ratio:.2f}", f"x{data['ratio_cpu'][kind]:.2f}"])
+                cpu = data["ratio_cpu"][kind]
+                lines.append([c, kind, round(raw, 2), round(wall, 2), f"x{ratio:.2f}", f"x{cpu:.2f}"])
             for t in data["widget_traffic"]:
                 lines.append([c, "widget msgs", "", round(t["per_s"], 1), f"busiest 1 s: {t['busiest_1s']}", ""])
         print(_common.table(lines, ["concurrency", "variant", "raw wall s", "wall s", "wall vs raw", "cpu vs raw"]))
