@@ -7,11 +7,11 @@ import { FakeModel } from "./test/fake-model.js";
 import { fullRun } from "./test/fixtures.js";
 
 let mounted = [];
-function mount(traits = {}) {
+function mount(traits = {}, opts = {}) {
   const model = new FakeModel({ status: "running", columns: ["answer"], final: {}, hint: "", ...traits });
   const el = document.createElement("div");
   document.body.append(el);
-  const view = createBatchView(model, el, { requestAnimationFrame: null });
+  const view = createBatchView(model, el, { requestAnimationFrame: null, ...opts });
   mounted.push({ view, el });
   return { model, el, view, $: (s) => el.querySelector(s), $$: (s) => [...el.querySelectorAll(s)] };
 }
@@ -106,11 +106,11 @@ describe("batch view", () => {
     expect($(".agentcell-batch-counts").textContent).toBe("1 of 2 rows · 1 done · 1 not started");
   });
 
-  it(`keeps at most ${MAX_SHOWN} rows in the DOM`, () => {
-    const { model, $$, $ } = mount();
-    const rows = Array.from({ length: MAX_SHOWN + 5 }, (_, i) => row(i, "completed"));
+  it(`keeps at most ${MAX_SHOWN} rows in the DOM (here 20)`, () => {
+    const { model, $$, $ } = mount({}, { maxShown: 20 });
+    const rows = Array.from({ length: 25 }, (_, i) => row(24 - i, "completed")); // any order: shown in row order
     model.emit({ kind: "rows", rows, progress: progress({ done: rows.length, total: rows.length }) });
-    expect($$("tbody tr")).toHaveLength(MAX_SHOWN);
+    expect($$("tbody tr")).toHaveLength(20);
     expect($(".agentcell-batch-tablewrap .agentcell-batch-note").textContent).toContain("5 more rows");
   });
 

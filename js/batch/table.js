@@ -23,12 +23,12 @@ function rowCells(row, columns) {
   ];
 }
 
-export function createTable(onOpen) {
+export function createTable(onOpen, maxShown = MAX_SHOWN) {
   const head = h("thead");
   const body = h("tbody");
   const note = h("p", { class: "agentcell-batch-note", hidden: true });
   const el = h("div", { class: "agentcell-batch-tablewrap" }, h("table", { class: "agentcell-batch-table" }, head, body), note);
-  const table = { el, head, body, note, columns: [], trs: new Map(), order: [], hidden: 0, onOpen };
+  const table = { el, head, body, note, columns: [], trs: new Map(), order: [], hidden: 0, onOpen, maxShown };
   body.addEventListener("click", (e) => openFrom(table, e.target));
   body.addEventListener("keydown", (e) => {
     if (e.key === "Enter" || e.key === " ") {
@@ -67,7 +67,7 @@ export function updateRows(table, rows) {
 }
 
 function insert(table, row) {
-  if (table.order.length >= MAX_SHOWN) {
+  if (table.order.length >= table.maxShown) {
     table.hidden++;
     return;
   }

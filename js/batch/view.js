@@ -21,7 +21,7 @@ function buildDOM(ctx) {
   const counts = h("p", { class: "agentcell-batch-counts", aria: { live: "polite" } });
   const stats = h("p", { class: "agentcell-batch-stats" });
   const hint = h("p", { class: "agentcell-hint", hidden: true });
-  const table = createTable((index) => openRow(ctx, index));
+  const table = createTable((index) => openRow(ctx, index), ctx.opts.maxShown);
   const detailTitle = h("span", { class: "agentcell-batch-detail-title" });
   const closeBtn = h("button", { type: "button", class: "agentcell-btn", aria: { label: "Close this row's run view" } }, "Close");
   const detailNote = h("p", { class: "agentcell-batch-note", hidden: true });

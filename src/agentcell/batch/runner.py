@@ -70,6 +70,8 @@ class Batch:
         engine: Literal["kernel", "dask"] = "kernel",
     ) -> None:
         self.template = template
+        self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
+        """A name for the batch (`%agent stop` says it; each row's run has its own run id)."""
         self.options = options
         """Every row's run options; a row's own fields are added to `options.context`."""
         self.settings = batch
