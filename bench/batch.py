@@ -8,6 +8,8 @@ so the model is the same and cheap and what differs is the machinery around it:
 
 * `raw` — the baseline: `asyncio.gather` of raw pydantic-ai `Agent.run_stream` runs, one per row,
   behind the same `asyncio.Semaphore(concurrency)`;
+* `engine` — `asyncio.gather` of agentcell engine runs (`engine.start(...)`, journal off) behind the
+  same semaphore: what one row costs before the batch adds anything;
 * `map` — `agentcell.map(..., journal=False)`: one engine run per row (transcript, events, budgets);
 * `map+journal` — the same with the journal on (the default: every event of every row on disk,
   plus the batch manifest `--resume` reads);
@@ -71,6 +73,21 @@ async def run_raw(rows: list[str], concurrency: int) -> list[str]:
     return await asyncio.gather(*(one(w) for w in rows))
 
 
+async def run_engine(rows: list[str], concurrency: int) -> list[Any]:
+    """The engine alone: one `engine.start` run per row behind the same semaphore, no batch around it."""
+    from agentcell.engine import start
+    from agentcell.options import RunOptions
+    from agentcell.template import compile_template
+
+    template, shared, gate = compile_template(TEMPLATE), model(), asyncio.Semaphore(concurrency)
+
+    async def one(word: str) -> Any:
+        async with gate:
+            return await start(template, RunOptions(context={"item": word}, model=shared, journal=False)).wait()
+
+    return await asyncio.gather(*(one(w) for w in rows))
+
+
 async def run_map(rows: list[str], concurrency: int, *, journal: Any, widget: bool) -> dict[str, Any]:
     from agentcell.batch import map as agent_map
 
@@ -105,8 +122,8 @@ def throughput(n: int, concurrencies: list[int], reps: int, machine: _common.Mac
                 def go() -> dict[str, float]:
                     gc.collect()
                     start, cpu = time.perf_counter(), time.process_time()
-                    if kind == "raw":
-                        asyncio.run(run_raw(rows, c))
+                    if kind in ("raw", "engine"):
+                        asyncio.run(run_raw(rows, c) if kind == "raw" else run_engine(rows, c))
                         extra: dict[str, Any] = {"sent": []}
                     else:
                         journal = False if kind == "map" else Path(folder) / f"{kind}-{c}-{time.time_ns()}"
@@ -118,7 +135,8 @@ def throughput(n: int, concurrencies: list[int], reps: int, machine: _common.Mac
                     return {"wall": wall, "cpu": time.process_time() - cpu, "rows_per_s": len(rows) / wall}
                 return go
 
-            samples = _common.interleaved({k: variant(k) for k in ("raw", "map", "map+journal", "map+widget")},
+            kinds = ("raw", "engine", "map", "map+journal", "map+widget")
+            samples = _common.interleaved({k: variant(k) for k in kinds},
                                           reps=reps, warmup=0, on_rep=lambda _r: machine.sample())
             out[str(c)] = {
                 "samples": samples,
@@ -222,16 +240,17 @@ def main() -> None:
     parser.add_argument("--memory-rows", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], choices=["throughput", "memory", "dask"])
+    parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 64])
     args = parser.parse_args()
     rows, memory_rows = (100, 1000) if args.quick else (args.rows, args.memory_rows)
     machine = _common.Machine()
     payload: dict[str, Any] = {"rows": rows, "latency_s": LATENCY}
     if "throughput" not in args.skip:
-        payload["throughput"] = throughput(rows, [1, 8, 64], args.reps, machine)
+        payload["throughput"] = throughput(rows, args.concurrency, args.reps, machine)
     if "memory" not in args.skip:
         payload["memory"] = memory(memory_rows)
     if "dask" not in args.skip:
-        payload["dask"] = dask(rows, [8, 64], machine)
+        payload["dask"] = dask(rows, [c for c in args.concurrency if c > 1] or [8], machine)
     payload["machine"] = machine.facts()
     path = _common.write_results("batch" if not args.quick else "batch-quick", payload)
     report(payload)
