@@ -241,6 +241,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], choices=["throughput", "memory", "dask"])
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 64])
+    parser.add_argument("--out", default="batch", help="results file name (bench/results/OUT.json)")
     args = parser.parse_args()
     rows, memory_rows = (100, 1000) if args.quick else (args.rows, args.memory_rows)
     machine = _common.Machine()
@@ -252,7 +253,7 @@ def main() -> None:
     if "dask" not in args.skip:
         payload["dask"] = dask(rows, [c for c in args.concurrency if c > 1] or [8], machine)
     payload["machine"] = machine.facts()
-    path = _common.write_results("batch" if not args.quick else "batch-quick", payload)
+    path = _common.write_results(args.out if not args.quick else "batch-quick", payload)
     report(payload)
     print(f"\nwritten: {path}")
 
