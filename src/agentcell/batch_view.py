@@ -163,8 +163,8 @@ class BatchWidget(anywidget.AnyWidget):
         self._last_flush = time.monotonic()
         self.messages_sent += 1
         self.send(message)
-        if self.batch.runs and not self.batch.done:
-            self._schedule()  # rows are running: keep the rate and ETA moving, at the same pace
+        if not self.batch.done:
+            self._schedule()  # rows are running (here or on Dask): keep the clock, rate and ETA moving
 
     def _open_rows_delta(self) -> list[dict[str, Any]]:
         out = []
