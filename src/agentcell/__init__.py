@@ -8,11 +8,11 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), `stop_all`, `static_transcript`, and the `readonly` / `tool` decorators. Code
-written for struckdown runs with `import agentcell as sd`: `complete_incremental_async`, `LLM`,
-`LLMCredentials` (`credentials=`), results read by slot name, and struckdown's event names in
-`agentcell.incremental`. Everything heavy (pydantic-ai, anywidget) is imported on first use, so
-`import agentcell` and `%load_ext agentcell` stay fast.
+`RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, and the
+`readonly` / `tool` decorators. Code written for struckdown runs with `import agentcell as sd`:
+`complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results read by slot name, and
+struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai, anywidget) is imported
+on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "stop_all": "agentcell.frontends",
     "static_transcript": "agentcell.static_output",
     "StaticTranscript": "agentcell.static_output",
+    "map": "agentcell.batch",
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
@@ -94,6 +95,7 @@ __all__ = [
     "complete_async",
     "complete_incremental_async",
     "load_ipython_extension",
+    "map",
     "offline_model",
     "openai_compatible",
     "readonly",
@@ -109,6 +111,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .batch import map
     from .credentials import LLM, LLMCredentials
     from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
