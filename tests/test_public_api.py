@@ -12,7 +12,7 @@ PUBLIC = [
     "Halted", "LLM", "LLMCredentials", "ModelConfigError", "NoEventLoop", "ProviderError", "ReplayDivergence",
     "RetryPolicy", "RunError", "RunHandle", "RunOptions", "RunResult", "StaticTranscript",
     "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
-    "__version__", "compile_template", "complete", "complete_async", "complete_incremental_async",
+    "__version__", "action", "compile_template", "complete", "complete_async", "complete_incremental_async",
     "load_ipython_extension", "map", "offline_model", "openai_compatible", "readonly", "record", "replay",
     "resolve_model", "show", "static_transcript", "stop_all", "stream", "tool",
     "unload_ipython_extension",

@@ -8,9 +8,9 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, and the
-`readonly` / `tool` decorators. Code written for struckdown runs with `import agentcell as sd`:
-`complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results read by slot name, and
+`RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, the
+`readonly` / `tool` decorators and `action` (template actions). Code written for struckdown runs with
+`import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results read by slot name, and
 struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai, anywidget) is imported
 on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
 """
@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
+    "action": "agentcell.actions",
     "RunResult": "agentcell.result",
     "AgentWidget": "agentcell.widget",
     "resolve_model": "agentcell.models",
@@ -90,6 +91,7 @@ __all__ = [
     "ToolDefinitionError",
     "UndefinedVariableError",
     "__version__",
+    "action",
     "compile_template",
     "complete",
     "complete_async",
@@ -111,6 +113,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .actions import action
     from .batch import map
     from .credentials import LLM, LLMCredentials
     from .engine import complete, complete_async, complete_incremental_async, stream
