@@ -60,7 +60,7 @@ def scripted(answer, *, thinking="I should look the course up.", narration="Let 
     return FunctionModel(stream_function=fn)
 
 def show(answer, **kw):
-    return agentcell.show("Who leads PSYC605? [[answer|use_tools=true]]", model=scripted(answer, **kw),
+    return agentcell.show("Who leads PSYC605? [[answer|use_tools=true, max_iter=3]]", model=scripted(answer, **kw),
                           tools=[lookup])
 '''
 
@@ -112,6 +112,12 @@ def test_a_run_renders_every_element_and_is_screenshotted_in_light_and_dark(lab:
     expect(widget).to_have_attribute("data-status", "running")
     wait_for_words(answer, 3)
     assert widget.get_attribute("data-status") == "running"
+    # Meters mid-stream: the slot's own ceiling (max_iter=3), the answering request counted while it
+    # streams, output tokens moving as an estimate until the provider's count arrives.
+    meter = widget.locator(".agentcell-meter-requests")
+    assert (meter.get_attribute("data-limit"), meter.get_attribute("data-used")) == ("3", "2")
+    assert widget.locator(".agentcell-tokens").get_attribute("data-estimated") == "true"
+    expect(widget.locator(".agentcell-meter-scope").first).to_have_text("slot answer:")
     expect(widget).to_have_attribute("data-status", "completed", timeout=30_000)
     # Header: model, status, elapsed, meter.
     expect(widget.locator(".agentcell-model")).to_have_text("function::fn")
