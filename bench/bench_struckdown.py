@@ -122,10 +122,13 @@ def main() -> None:
     rows = []
     print(f"{'template':18} {'agentcell ms':>13} {'struckdown ms':>14} {'ratio':>7}")
     for name in TEMPLATES:
-        row = {"template": name, "chars": len(TEMPLATES[name]),
-               "agentcell_ms": round(statistics.median(ours_ms[name]), 4),
-               "struckdown_ms": round(statistics.median(theirs_ms[name]), 4),
-               "ratio": round(statistics.median(ratios[name]), 2)}
+        row = {
+            "template": name,
+            "chars": len(TEMPLATES[name]),
+            "agentcell_ms": round(statistics.median(ours_ms[name]), 4),
+            "struckdown_ms": round(statistics.median(theirs_ms[name]), 4),
+            "ratio": round(statistics.median(ratios[name]), 2),
+        }
         rows.append(row)
         print(f"{name:18} {row['agentcell_ms']:>13.3f} {row['struckdown_ms']:>14.3f} {row['ratio']:>6.1f}×")
     small = [row["ratio"] for row in rows if row["template"] != "10 KB cell"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
@@ -245,6 +246,7 @@ def show(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
     key: str | AgentWidget | None = None,
 ) -> AgentWidget:
     """Start a run on the running loop and return its live widget (marimo, Jupyter, Python inside a loop).
@@ -275,6 +277,7 @@ def show(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     compiled = compile_template(template) if isinstance(template, str) else template
     return _show(LaunchSpec(template=compiled, options=options, hints="python"), key=key)

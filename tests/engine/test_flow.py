@@ -267,3 +267,38 @@ async def test_tool_calls_work_inside_a_loop() -> None:
     result = await complete_async(source, context={"codes": ["A1", "B2"]}, model=model, tools=[lookup], journal=False)
     assert result.results == {"who": ["done", "done"]}
     assert isinstance(TextPart("x"), TextPart)
+
+
+async def test_a_stopped_loop_resumes_at_the_unfinished_item() -> None:
+    release = asyncio.Event()
+    answers = iter(["S1", None, "S2", "S3"])
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        answer = next(answers)
+        if answer is None:
+            await release.wait()  # the second item hangs until the run is stopped
+            answer = "never"
+        yield answer
+
+    model = FunctionModel(stream_function=respond, model_name="m")
+    source = "{% for x in xs %}About {{ x }}. [[s]]{% endfor %}"
+    run = start(source, RunOptions(context={"xs": ["a", "b", "c"]}, model=model, journal=False))
+    for _ in range(200):
+        if any(e.kind == "slot_started" and e.slot == "s[1]" for e in run.events_so_far):
+            break
+        await asyncio.sleep(0.01)
+    run.cancel()
+    stopped = await run
+    assert (stopped.status, stopped.results) == ("stopped", {"s": ["S1"]})
+    resumed = await run.resume()
+    assert (resumed.status, resumed.results) == ("completed", {"s": ["S1", "S2", "S3"]})
+
+
+async def test_a_guard_inside_together_runs_beside_its_siblings() -> None:
+    guard = Script([Final({"triggered": False, "reason": "fine"}, raw=True)])
+    main = Script(["answer"])
+    from .conftest import routed
+
+    result = await complete_async("<together>Safe? [[halt:g]] Q [[a]]</together>", model=routed(guard, main),
+                                  journal=False)  # fmt: skip
+    assert result.results == {"g": {"triggered": False, "reason": "fine"}, "a": "answer"}

@@ -160,7 +160,7 @@ class Executor(Flow):
     def _kept(self, step: SlotStep, key: str, rendered: RenderedSlot) -> bool:
         """On resume: a slot that finished in an earlier segment keeps its value and is not run again."""
         spec = step.slot
-        found, value = self.kept_value(spec.name, key)
+        found, value = self.kept_value(spec.name)
         if not self._replaying or not found:
             self._replaying = False
             return False
@@ -171,18 +171,17 @@ class Executor(Flow):
             self._conversation.extend(answered(rendered.turns, answer_text(value)))
         return True
 
-    def kept_value(self, name: str, key: str) -> tuple[bool, Any]:
+    def kept_value(self, name: str) -> tuple[bool, Any]:
         """Whether the stopped segment finished this run of a slot, and its value."""
         results = self._resume.results if self._resume is not None else {}
         if name not in results:
             return False, None
         value = results[name]
-        if key == self.key_of_name(name):
-            return True, value
-        index = self.loop_index()
-        if isinstance(value, list) and index is not None and index < len(value):
-            return True, value[index]
-        return False, None
+        for frame in (f for f in self.frames if name in f.lists):  # in a loop: this iteration's answer
+            if not isinstance(value, list) or frame.index >= len(value):
+                return False, None
+            value = value[frame.index]
+        return True, value
 
     async def render(self, step: SlotStep) -> RenderedSlot:
         """Render with the values known now; a render that needs a pending guard's value joins it."""

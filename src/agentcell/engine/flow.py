@@ -164,9 +164,6 @@ class Flow:
     def key_of_name(self, name: str) -> str:
         return name + "".join(f"[{f.index}]" for f in self.frames if name in f.lists)
 
-    def loop_index(self) -> int | None:
-        return self.frames[-1].index if self.frames else None
-
     # -- {% if %} -------------------------------------------------------------------------------
     async def if_step(self, step: IfStep) -> None:
         namespace = self.namespace()

@@ -86,6 +86,7 @@ def start_run(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
 ) -> Run:
     """Check everything that can be checked, then start the run as a task on the running loop.
 
@@ -116,6 +117,7 @@ def start_run(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     return start(template, options)
 
