@@ -122,8 +122,11 @@ async def test_a_glob_of_text_files_gives_filename_and_text(ip: InteractiveShell
         ("--over words --approve writes", "{{ item }} [[answer]]",
          "--approve writes waits for a click before each call, which a batch of rows cannot do; mark the tools "
          "@readonly, or pass approve= to agentcell.map from Python"),
+        ("--over words --record /tmp/never.json", "{{ item }} [[answer]]",
+         "--record and --replay follow one run's requests in order; a batch runs many rows at once: record a "
+         "single row with %%agent instead"),
     ],
-    ids=["not-a-table", "empty-glob", "row-missing-variable", "concurrency", "undefined", "approve-writes"],
+    ids=["not-a-table", "empty-glob", "row-missing-variable", "concurrency", "undefined", "approve-writes", "record"],
 )
 async def test_bad_input_is_one_line_before_any_row(ip: InteractiveShell, line: str, cell: str, message: str) -> None:
     ip.user_ns["rows"] = [{"name": "ada"}, {"nom": "bob"}]
