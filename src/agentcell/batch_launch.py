@@ -69,7 +69,7 @@ def launch_batch(
         batch.view = BatchWidget(batch)
         batch.view.show()
     if registry is not None:
-        registry.add(spec.key or f"batch-{id(batch):x}", batch)
+        registry.add(batch, place=spec.key)
     return batch
 
 

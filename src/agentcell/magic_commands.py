@@ -1,4 +1,4 @@
-"""The `%agent` subcommands (`config`, `tools`, `stop`, `show`, `export`) as a mixin of `AgentMagics`.
+"""The `%agent` subcommands (`config`, `tools`, `stop`, `show`, `export`, `journal`) as a mixin of `AgentMagics`.
 
 Kept apart from `magics.py` (the cell magic and its flags) so each file keeps one job; the methods
 read the magics' traits and shell through `self`, and raise `UsageError` for anything a person typed
@@ -85,10 +85,11 @@ class AgentCommands:
             raise UsageError(str(exc)) from None
 
     def _cmd_stop(self, rest: list[str]) -> int:
+        from .frontends import PYTHON_RUNS
         from .tool_table import Stopped
 
-        if not rest or rest == ["all"]:
-            return Stopped.of([self._run_name(h) for h in self.registry.stop_all()])
+        if not rest or rest == ["all"]:  # the cells' runs, then those `agentcell.show()` started
+            return Stopped.of([self._run_name(h) for h in [*self.registry.stop_all(), *PYTHON_RUNS.stop_all()]])
         if len(rest) != 1:
             raise UsageError("usage: %agent stop [all | NAME]")
         handle = self._handle(rest[0])
@@ -146,6 +147,15 @@ class AgentCommands:
             result = record.to_result()
             widget.apply(ProcessingComplete(run_id=run_id, status=result.status, result=result))
         widget.show()
+
+    def _cmd_journal(self, rest: list[str]) -> None:
+        """`%agent journal [list] | clean [all | DAYS]` (see `journal/store.py`)."""
+        from .journal import journal_command
+
+        try:
+            print(journal_command(rest))
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
 
     def _cmd_export(self, rest: list[str]) -> str:
         if len(rest) != 2:

@@ -30,7 +30,7 @@ from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 if TYPE_CHECKING:
     from .launch import LaunchSpec
 
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export")
+SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal")
 
 
 @magics_class

@@ -29,7 +29,7 @@ async def client() -> AsyncIterator[Any]:
     for name in ("distributed", "distributed.worker", "distributed.scheduler", "distributed.nanny"):
         logging.getLogger(name).setLevel(logging.ERROR)  # a cancelled task logs a WARNING per row
     cluster = await distributed.LocalCluster(n_workers=2, threads_per_worker=4, processes=True, asynchronous=True,
-                                             dashboard_address=None, host="127.0.0.1")
+                                             dashboard_address=":0", host="127.0.0.1")  # any free port: 8787 may be taken
     dask_client = await distributed.Client(cluster, asynchronous=True)
     yield dask_client
     await dask_client.close()

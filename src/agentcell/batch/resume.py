@@ -39,7 +39,7 @@ class Finished:
 
 def journal_folder(option: JournalOption) -> Path | None:
     """The folder a batch's row runs journal into under `option` (`None`: journaling is off)."""
-    path = journal_path("_", option)
+    path = journal_path("0", option)  # any valid run id: only the folder is wanted
     return None if path is None else path.parent
 
 

@@ -185,6 +185,10 @@ class Batch:
         else:
             self._loop.call_soon_threadsafe(self._stop, "stopped")
 
+    def supersede(self) -> None:
+        """Stop the batch because the same cell started a newer run or batch (the registry calls it)."""
+        self.cancel()
+
     def cancel_row(self, index: int) -> None:
         """Stop one running row (its Stop button in the row view); the batch goes on. Thread-safe."""
         run = self.runs.get(index)

@@ -10,6 +10,7 @@ from a template and its `RunOptions`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunResumed, RunStarted, RunStatus, SlotInfo
 from ..result import RunResult
-from ..template.program import SlotStep, Template
+from ..template.program import Template
 from ..transcript import Transcript
 from .budget import limits_event
 from .execute import Executor
@@ -86,6 +87,8 @@ class Run:
         self.transcript = log.transcript
         """The run's state as every view shows it (slots, rounds, answers with retractions applied), live."""
         self._result: RunResult | None = None
+        self._next: Run | None = None
+        """The segment `resume()` started from this one (at most one)."""
         self._stop_requested = False
         self._started = False
         self._loop = asyncio.get_running_loop()
@@ -115,14 +118,18 @@ class Run:
         return self._result is not None
 
     def cancel(self) -> None:
-        """Stop the run. Safe from any thread (e.g. a widget's comm handler); repeated calls are ignored."""
+        """Stop the run. Safe from any thread (e.g. a widget's comm handler) and at any time, also after the
+        run ended or its loop closed; repeated calls are ignored."""
+        if self._result is not None or self._loop.is_closed():
+            return  # nothing left to stop (call_soon_threadsafe on a closed loop raises)
         try:
             here = asyncio.get_running_loop()
         except RuntimeError:
             here = None
         if here is self._loop:
             self._cancel_now()
-        else:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed between the check and the call
             self._loop.call_soon_threadsafe(self._cancel_now)
 
     def _cancel_now(self) -> None:
@@ -155,11 +162,17 @@ class Run:
         totals carry over, so the new segment's `RunResult.usage` covers the whole run.
 
         Raises:
-            AgentcellError: the run is still going, completed, or was halted by a guard.
+            AgentcellError: the run is still going, completed, was halted by a guard, or was already resumed.
         """
         if self._result is None:
             raise AgentcellError(f"run {self.run_id} is still going; stop it (run.cancel()) before resuming")
-        return self._relaunch(self._result, self.transcript)
+        if self._next is not None:  # two next segments would write one journal and one transcript
+            raise AgentcellError(
+                f"run {self.run_id} segment {self.segment} was already resumed as segment {self._next.segment}; "
+                "resume that one instead"
+            )
+        self._next = self._relaunch(self._result, self.transcript)
+        return self._next
 
     async def _main(self) -> None:
         self._started = True
@@ -209,14 +222,15 @@ class Run:
 
     def _build_result(self) -> RunResult:
         ex, state = self._executor, self._state
-        answers = [s.slot.name for s in self._template.steps if isinstance(s, SlotStep) and s.slot.type != "halt"]
-        slot_messages = {name: state.transcript[name] for name in answers if name in state.transcript}
-        messages = (*ex.history, *(m for name in answers for m in slot_messages.get(name, ())))
+        answers = list(dict.fromkeys(ex.answer_keys))  # the answer slots run (or started), in order
+        slot_messages = {key: state.transcript[key] for key in answers if key in state.transcript}
+        messages = (*ex.history, *(m for key in answers for m in slot_messages.get(key, ())))
+        last = [spec.name for spec in self._template.slots if spec.type not in ("halt", "action")]
         return RunResult(
             run_id=self.run_id,
             status=ex.status,
             results=dict(ex.results),
-            answer=ex.results.get(answers[-1]) if answers else None,
+            answer=ex.results.get(last[-1]) if last else None,
             usage=state.usage.total,
             messages=messages,
             warnings=tuple(state.warnings),
@@ -227,4 +241,5 @@ class Run:
             history_length=len(ex.history),
             slot_messages=slot_messages,
             segment=self.segment,
+            reference_time=state.reference_time.isoformat(),
         )
