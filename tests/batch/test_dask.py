@@ -38,7 +38,8 @@ async def client() -> AsyncIterator[Any]:
 
 @pytest.fixture
 def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=shout(pieces=5, delay=0.1)) as fake:
+    # Replies last 1.5-2.7 s: a row in flight at Stop is still streaming when the stop reaches its worker.
+    with FakeOpenAI(default=shout(pieces=5, delay=0.3)) as fake:
         yield fake
 
 
