@@ -93,6 +93,12 @@ def launch_from_cell(
     over = over_value(args.over, evaluate)
     settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep, resume=args.resume)
     built = spec()
+    if built.record or built.replay:
+        raise BatchError("--record and --replay follow one run's requests in order; a batch runs many rows at "
+                         "once: record a single row with %%agent instead")
+    if built.options.approve_writes:  # --approve writes, or `%agent config approve=writes`
+        raise BatchError("--approve writes waits for a click before each call, which a batch of rows cannot do; "
+                         "mark the tools @readonly, or pass approve= to agentcell.map from Python")
     return built, launch_batch(built, over, settings, max_rows=args.max_rows, engine=args.engine, registry=registry)
 
 

@@ -119,8 +119,14 @@ async def test_a_glob_of_text_files_gives_filename_and_text(ip: InteractiveShell
          "not define it either)"),
         ("--over words --concurrency 0", "{{ item }} [[answer]]", "--concurrency must be a positive whole number, got 0"),
         ("--over nothing", "{{ item }} [[answer]]", "--over 'nothing' failed: NameError: name 'nothing' is not defined"),
+        ("--over words --approve writes", "{{ item }} [[answer]]",
+         "--approve writes waits for a click before each call, which a batch of rows cannot do; mark the tools "
+         "@readonly, or pass approve= to agentcell.map from Python"),
+        ("--over words --record /tmp/never.json", "{{ item }} [[answer]]",
+         "--record and --replay follow one run's requests in order; a batch runs many rows at once: record a "
+         "single row with %%agent instead"),
     ],
-    ids=["not-a-table", "empty-glob", "row-missing-variable", "concurrency", "undefined"],
+    ids=["not-a-table", "empty-glob", "row-missing-variable", "concurrency", "undefined", "approve-writes", "record"],
 )
 async def test_bad_input_is_one_line_before_any_row(ip: InteractiveShell, line: str, cell: str, message: str) -> None:
     ip.user_ns["rows"] = [{"name": "ada"}, {"nom": "bob"}]

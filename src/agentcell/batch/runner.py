@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..engine import Run, start
 from ..errors import AgentcellError
@@ -31,7 +31,7 @@ from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage
 from .inputs import Row
-from .results import BatchResult, RowResult
+from .results import BatchResult, RowResult, RowStatus
 from .resume import DONE, Manifest, journal_folder, read_finished
 from .throttle import Throttle
 
@@ -88,6 +88,8 @@ class Batch:
         self.view: Any = None
         """The widget showing this batch, if any (set by the kernel glue)."""
         self._stopping = False
+        self._spent = Usage()
+        """Usage of the rows that ended (kept as a running total: `usage` is read on every flush)."""
         self._inputs = list(rows)
         self._manifest = manifest
         self._runner = runner or self._run_here
@@ -123,9 +125,7 @@ class Batch:
     @property
     def usage(self) -> Usage:
         """Totals over the rows that ended, plus what the running rows spent so far."""
-        total = Usage()
-        for row in self.rows:
-            total = total + row.usage
+        total = self._spent
         for run in list(self.runs.values()):
             u = run.transcript.usage
             total = total + Usage(requests=u["requests"], tool_calls=u["tool_calls"], input_tokens=u["input_tokens"],
@@ -214,10 +214,11 @@ class Batch:
         for row in self.rows:
             before = finished.get(row.key)
             if before is not None and before.status in DONE:
-                self.rows[row.index] = replace(
-                    row, status=before.status, results=before.results, usage=before.usage,  # type: ignore[arg-type]
-                    run_id=before.run_id, error=before.error, resumed=True)
+                status = cast(RowStatus, before.status)
+                self.rows[row.index] = replace(row, status=status, results=before.results, usage=before.usage,
+                                               run_id=before.run_id, error=before.error, resumed=True)
                 self._finished.append(row.index)
+                self._spent = self._spent + before.usage
 
     async def _drive(self) -> None:
         """Start every row that is not done, in order, at most `concurrency` at once."""
@@ -286,6 +287,7 @@ class Batch:
 
     def _finish(self, row: RowResult) -> None:
         self._set(row)
+        self._spent = self._spent + row.usage
         self._finished.append(row.index)
         if self._manifest is not None and row.status != "not_started":
             self._manifest.write(row)
