@@ -112,3 +112,20 @@ async def test_bad_rows_fail_before_any_row_starts() -> None:
                                          r"of files; got a int$"):
         map(TEMPLATE, 42, model=model.model, journal=False)
     assert model.requests == 0
+
+
+def test_map_takes_every_run_option_but_the_per_run_ones_then_the_batch_options() -> None:
+    import dataclasses
+    import inspect
+
+    from agentcell.options import RunOptions
+
+    params = list(inspect.signature(map).parameters.values())
+    assert [p.name for p in params[:2]] == ["template", "rows"]
+    per_run = {"history", "run_id", "resume_from"}  # one run's, not every row's
+    fields = [f.name for f in dataclasses.fields(RunOptions) if f.name not in per_run]
+    batch = ["concurrency", "max_rows", "max_cost", "keep", "resume", "client"]
+    assert [p.name for p in params[2:]] == fields + batch
+    defaults = RunOptions()
+    for p in params[2 : 2 + len(fields)]:
+        assert p.default == getattr(defaults, p.name), p.name

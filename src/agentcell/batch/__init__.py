@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pydantic_ai.models import Model
@@ -49,6 +50,7 @@ def map(
     context_window: int | None = None,
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
+    now: datetime | None = None,
     concurrency: int = 8,
     max_rows: int | None = None,
     max_cost: float | None = None,
@@ -60,7 +62,8 @@ def map(
 
     `rows` is a pandas DataFrame, a list of dicts, a list of strings (`{{ item }}`) or a glob of files
     (`{{ filename }}`, `{{ text }}`). Each row's fields are template variables on top of `context`.
-    The run keywords are `RunOptions`' (per row); `max_rows` takes the first rows only, `max_cost`
+    The run keywords are `RunOptions`' (per row; `history`, `run_id` and `resume_from` belong to one
+    run and are not among them); `max_rows` takes the first rows only, `max_cost`
     stops starting rows once the known cost passes it (USD), `keep` keeps the input columns in the
     results, `resume` skips rows an earlier batch over the same template finished, and `client` (an
     asynchronous `distributed.Client`) runs the rows on a Dask cluster.
@@ -84,6 +87,7 @@ def map(
         context_window=context_window,
         compaction=compaction,
         journal=journal,
+        now=now,
     )
     settings = BatchOptions(concurrency=concurrency, max_cost=max_cost, keep=keep, resume=resume)
     return start_batch(template, rows, options, settings, max_rows=max_rows, client=client)
