@@ -27,7 +27,7 @@ def test_stop_by_comm_message_is_fast(kernel: KernelSession) -> None:
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
     sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
     stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    # The notes measured 2-5 ms on an idle kernel; 100 ms is the bound.
+    # The notes measured 2-5 ms on an idle kernel (a completed run would read 'completed', not 'stopped').
     # Latency is measured in bench/stop_latency.py; here only "at once, not after the stream": a loaded
     # machine may take more than 100 ms.
     assert stopped - sent < 2.0, f"stop took {1000 * (stopped - sent):.1f} ms"
