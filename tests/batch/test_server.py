@@ -66,9 +66,10 @@ async def test_stop_at_30_percent_closes_every_request_and_resume_runs_only_the_
     requests = server.chat_requests
     await until(lambda: all(r.outcome != "pending" for r in requests), timeout=5)
     outcomes = [r.outcome for r in requests]
-    assert outcomes.count("completed") == counts["completed"]
-    # Every request that was in flight at Stop saw its connection closed.
-    assert outcomes.count("disconnected") == len(requests) - counts["completed"]
+    # A response whose last chunk was already on its way when Stop landed completes on the server while
+    # its row ends stopped; every other request still in flight at Stop saw its connection closed.
+    assert counts["completed"] <= outcomes.count("completed") <= counts["completed"] + counts["stopped"]
+    assert outcomes.count("disconnected") == len(requests) - outcomes.count("completed")
     assert outcomes.count("disconnected") >= 1
 
     again = map(TEMPLATE, WORDS, model=model(server), concurrency=6, journal=tmp_path, resume=True)
