@@ -44,6 +44,8 @@ class KernelSession:
         self.comms: dict[str, WidgetComm] = {}
         self.outputs: dict[str, list[Msg]] = {}
         self.replies: dict[str, tuple[float, Msg]] = {}
+        self.idle: set[str] = set()
+        """Requests whose `status: idle` arrived on iopub: every output of theirs arrived before it."""
         self.version: tuple[int, ...] = ()
         self._wait_kernel_info()
 
@@ -88,7 +90,9 @@ class KernelSession:
         now = time.monotonic()
         kind, content = msg["msg_type"], msg["content"]
         parent = msg["parent_header"].get("msg_id", "")
-        if kind == "comm_open":
+        if kind == "status" and content.get("execution_state") == "idle":
+            self.idle.add(parent)
+        elif kind == "comm_open":
             comm = self.comms.setdefault(content["comm_id"], WidgetComm(content["comm_id"]))
             comm.state.update(content.get("data", {}).get("state", {}))
         elif kind == "comm_msg":
@@ -127,8 +131,11 @@ class KernelSession:
     def run(self, code: str, *, timeout: float = 60) -> str:
         """Execute and wait for the reply; return the text of stdout / results; raise on error."""
         msg_id = self.execute(code)
-        self.wait_until(lambda: msg_id in self.replies, timeout=timeout, what=f"reply to {code!r}")
-        self.pump(0.05)
+        # The kernel publishes a request's outputs before its `idle` status, on the same iopub socket; the
+        # shell reply may overtake them (ipykernel 6.29 under load), so a fixed wait after it is a race.
+        self.wait_until(
+            lambda: msg_id in self.replies and msg_id in self.idle, timeout=timeout, what=f"reply to {code!r}"
+        )
         outs = self.outputs.get(msg_id, [])
         errors = [o for o in outs if o["msg_type"] == "error"]
         if errors:

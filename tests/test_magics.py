@@ -177,7 +177,7 @@ def test_bad_input_is_a_usage_error(ip: InteractiveShell, line: str, cell: str |
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("bogus", "unknown %agent command 'bogus'; use one of: config, tools, stop, show, export"),
+    ("bogus", "unknown %agent command 'bogus'; use one of: config, tools, stop, show, export, journal"),
     ("config max_iter=x", "%agent config max_iter needs a whole number, got 'x'"),
     ("config colour=red", "%agent config takes key=value with key in model, max_iter, max_calls, max_tokens, "
                           "approve, interrupt_stops_runs; got 'colour=red'"),
@@ -367,6 +367,19 @@ async def test_stop_all_says_which_runs_it_stopped(ip: InteractiveShell) -> None
     assert stopped == 1 and stopped.sentence() == "Stopped 1 run: slow_one."
     await ip.user_ns["slow_one"]
     assert ip.run_line_magic("agent", "stop").sentence() == "No run was going; nothing to stop."
+
+
+@pytest.mark.anyio
+async def test_agent_stop_also_stops_the_runs_show_started(ip: InteractiveShell) -> None:
+    from agentcell import show
+    from agentcell.frontends import PYTHON_RUNS
+
+    view = show("Explain photosynthesis. [[answer]]", model="offline:slow")
+    (shown,) = [h for h in PYTHON_RUNS.runs.values() if getattr(h, "widget", None) is view]
+    ip.run_cell_magic("agent", "-o slow_two -q -m offline:slow", "Explain respiration.\n[[answer]]")
+    stopped = ip.run_line_magic("agent", "stop")
+    assert stopped == 2 and stopped.sentence() == f"Stopped 2 runs: slow_two, run {shown.run_id}."
+    assert (await shown).status == (await ip.user_ns["slow_two"]).status == "stopped"
 
 
 def test_terminal_export_and_show_accept_the_result_o_bound(

@@ -26,6 +26,17 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 # notebook → strings its executed outputs must contain; a tuple (a, b) means "a appears before b".
 EXPECTED: dict[str, list[str | tuple[str, str]]] = {
+    "batch.ipynb": [
+        "50 listings; the first one:\nA ceramic mug from a small shop in Norwich, priced at £58.05.",
+        "status: stopped\nfinished before Stop: True | never started: True",
+        ("status: stopped", "resumed from the journal: "),
+        "status: completed | every row completed: True",
+        "listing-01.txt  58.05      GBP completed",
+        "EUR          17  38.45",
+        "written: ['listings.csv', 'listings.parquet']",
+        "workers: 2",
+        "same values on Dask: True",
+    ],
     "quickstart.ipynb": [
         "widget bundle: ok",
         "status: stopped",

@@ -18,13 +18,17 @@ from agentcell.template import compile_template
 
 FIELDS = [f.name for f in dataclasses.fields(RunOptions)]
 
-# Surface → (keywords it adds after the options, options it leaves out and why).
+# Surface → (keywords it adds after the options, options it leaves out and why). The struckdown-named
+# functions add struckdown's front-only keywords: `credentials` (folded into `model` before `RunOptions`
+# is built, so no key is held by the options), and for the generator `stream` (token events or not).
 SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     "start_run": (engine.start_run, [], set()),
     "stream": (engine.stream, [], set()),
-    "complete_async": (engine.complete_async, ["on_halt"], set()),
-    "complete": (engine.complete, ["on_halt"], set()),
-    "show": (handle.show, [], {"approve"}),  # the widget's Approve / Deny buttons answer approvals
+    "complete_async": (engine.complete_async, ["on_halt", "credentials"], set()),
+    "complete": (engine.complete, ["on_halt", "credentials"], set()),
+    "complete_incremental_async": (engine.complete_incremental_async, ["on_halt", "credentials", "stream"], set()),
+    # The widget's Approve / Deny buttons answer approvals; `key` (which earlier run this one replaces) is the front's.
+    "show": (handle.show, ["key"], {"approve"}),
 }
 
 
@@ -69,7 +73,7 @@ def _capture(_template: Any, options: RunOptions) -> Any:
 
 async def _call_in_loop(name: str, values: dict[str, Any]) -> None:
     fn = SURFACES[name][0]
-    if name == "stream":
+    if name in ("stream", "complete_incremental_async"):
         async for _ in fn("Hi [[answer]]", **values):
             pass
     elif name == "complete_async":
@@ -78,7 +82,7 @@ async def _call_in_loop(name: str, values: dict[str, Any]) -> None:
         fn("Hi [[answer]]", **values)
 
 
-@pytest.mark.parametrize("name", ["start_run", "stream", "complete_async", "complete"])
+@pytest.mark.parametrize("name", ["start_run", "stream", "complete_async", "complete", "complete_incremental_async"])
 def test_engine_surfaces_pass_every_keyword_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "start", _capture)
     monkeypatch.setattr(setup, "start", _capture)
@@ -100,8 +104,13 @@ def test_show_passes_every_keyword_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(handle, "launch", fake_launch)
     values = {name: value for name, value in _sentinels().items() if name != "approve"}
-    with pytest.raises(_Captured):
+
+
+    async def call() -> None:  # show() needs a running loop
         handle.show(compile_template("Hi [[answer]]"), **values)
+
+    with pytest.raises(_Captured):
+        asyncio.run(call())
     assert seen == [RunOptions(**values)]
 
 

@@ -8,9 +8,11 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), the `readonly` / `tool` decorators, and `action` (template actions). Everything
-heavy (pydantic-ai, anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell`
-stay fast.
+`RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, the
+`readonly` / `tool` decorators and `action` (template actions). Code written for struckdown runs with
+`import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
+read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
+anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ _EXPORTS: dict[str, str] = {
     "stream": "agentcell.engine",
     "complete": "agentcell.engine",
     "complete_async": "agentcell.engine",
+    "complete_incremental_async": "agentcell.engine",
+    "LLM": "agentcell.credentials",
+    "LLMCredentials": "agentcell.credentials",
     "ApprovalDecision": "agentcell.options",
     "Compaction": "agentcell.options",
     "RunOptions": "agentcell.options",
@@ -34,6 +39,10 @@ _EXPORTS: dict[str, str] = {
     "openai_compatible": "agentcell.providers",
     "RetryPolicy": "agentcell.providers",
     "show": "agentcell.handle",
+    "stop_all": "agentcell.frontends",
+    "static_transcript": "agentcell.static_output",
+    "StaticTranscript": "agentcell.static_output",
+    "map": "agentcell.batch",
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
@@ -54,9 +63,11 @@ _EXPORTS: dict[str, str] = {
     "ReplayDivergence": "agentcell.errors",
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
+    "NoEventLoop": "agentcell.errors",
 }
 
 __all__ = [
+    "LLM",
     "AgentWidget",
     "AgentcellError",
     "ApprovalDecision",
@@ -64,7 +75,9 @@ __all__ = [
     "Compaction",
     "EventLoopRunning",
     "Halted",
+    "LLMCredentials",
     "ModelConfigError",
+    "NoEventLoop",
     "ProviderError",
     "ReplayDivergence",
     "RetryPolicy",
@@ -72,6 +85,7 @@ __all__ = [
     "RunHandle",
     "RunOptions",
     "RunResult",
+    "StaticTranscript",
     "TemplateRenderError",
     "TemplateSyntaxError",
     "ToolDefinitionError",
@@ -81,7 +95,9 @@ __all__ = [
     "compile_template",
     "complete",
     "complete_async",
+    "complete_incremental_async",
     "load_ipython_extension",
+    "map",
     "offline_model",
     "openai_compatible",
     "readonly",
@@ -89,6 +105,8 @@ __all__ = [
     "replay",
     "resolve_model",
     "show",
+    "static_transcript",
+    "stop_all",
     "stream",
     "tool",
     "unload_ipython_extension",
@@ -96,13 +114,16 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .actions import action
-    from .engine import complete, complete_async, stream
+    from .batch import map
+    from .credentials import LLM, LLMCredentials
+    from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
         AgentcellError,
         BudgetExhausted,
         EventLoopRunning,
         Halted,
         ModelConfigError,
+        NoEventLoop,
         ProviderError,
         ReplayDivergence,
         RunError,
@@ -111,11 +132,13 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         UndefinedVariableError,
     )
+    from .frontends import stop_all
     from .handle import RunHandle, show
     from .models import offline_model, record, resolve_model
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
     from .result import RunResult
+    from .static_output import StaticTranscript, static_transcript
     from .template import compile_template
     from .tools import readonly, tool
     from .widget import AgentWidget

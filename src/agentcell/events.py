@@ -16,6 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .event_aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
+
+# Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching_events.py`.
+from .teaching_events import ModelRequestSent as ModelRequestSent
+from .teaching_events import ModelResponseReceived as ModelResponseReceived
+
 # Re-exported (`from agentcell.events import Usage` keeps working); they are defined in `usage.py`.
 from .usage import Limits as Limits
 from .usage import RunStatus as RunStatus
@@ -63,18 +69,20 @@ class RunStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SlotStarted:
+class SlotStarted(SlotKey):
     """A slot's first request is about to go out."""
 
     run_id: str
     slot: str
     slot_type: str
     index: int
+    limits: Limits | None = None
+    """This slot's effective ceiling (its `max_iter=`/`max_calls=` within the run's); the meters show it."""
     kind: Literal["slot_started"] = "slot_started"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TokenDelta:
+class TokenDelta(DeltaAliases):
     """A piece of streamed answer text (free-text slots only)."""
 
     run_id: str
@@ -86,7 +94,7 @@ class TokenDelta:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ThinkingDelta:
+class ThinkingDelta(DeltaAliases):
     """A piece of the model's thinking, where the model returns it."""
 
     run_id: str
@@ -97,7 +105,7 @@ class ThinkingDelta:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SlotRetracted:
+class SlotRetracted(SlotKey):
     """Text already streamed for this round no longer counts as the answer; consumers drop it."""
 
     run_id: str
@@ -110,7 +118,7 @@ class SlotRetracted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolStarted:
+class ToolStarted(ToolStartedAliases):
     """The model called a tool and the call is about to run."""
 
     run_id: str
@@ -123,7 +131,7 @@ class ToolStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCompleted:
+class ToolCompleted(ToolCompletedAliases):
     """A tool call finished; `result` is what the model reads (an error string when `ok` is False)."""
 
     run_id: str
@@ -207,7 +215,7 @@ class GuardTripped:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CheckpointReached:
+class CheckpointReached(CheckpointAliases):
     """A `<checkpoint>`: the conversation restarts; earlier answers stay reachable by name."""
 
     run_id: str
@@ -217,7 +225,7 @@ class CheckpointReached:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SlotCompleted:
+class SlotCompleted(SlotKey):
     """A slot produced its value."""
 
     run_id: str
@@ -336,37 +344,6 @@ class RunResumed:
     """The slot that was stopped and starts again (its finished tool rounds are kept, its partial text is not)."""
     slot: str | None = None
     kind: Literal["run_resumed"] = "run_resumed"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelRequestSent:
-    """What one request sends, for the teaching view: the messages (OpenAI shape) and the tools offered.
-
-    `messages` holds the request's messages from index `offset` on; the ones before were sent by
-    earlier requests of the slot, so a long run does not re-send its whole history every round.
-    """
-
-    run_id: str
-    slot: str
-    round: int
-    messages: tuple[dict[str, Any], ...] = ()
-    offset: int = 0
-    tools: tuple[str, ...] = ()
-    """Names of the tools this request offers (empty for a tool-free request)."""
-    kind: Literal["model_request"] = "model_request"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelResponseReceived:
-    """What one request got back, for the teaching view: the response parts as JSON."""
-
-    run_id: str
-    slot: str
-    round: int
-    parts: tuple[dict[str, Any], ...] = ()
-    usage: Usage = field(default_factory=Usage)
-    model_name: str = ""
-    kind: Literal["model_response"] = "model_response"
 
 
 Event: TypeAlias = (

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -22,19 +21,20 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Int, Unicode
 
+from .batch_args import batch_arguments
 from .errors import AgentcellError, TemplateSyntaxError
+from .magic_commands import AgentCommands
 from .registry import RunRegistry
 from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
 if TYPE_CHECKING:
     from .launch import LaunchSpec
 
-CONFIG_KEYS = ("model", "max_iter", "max_calls", "max_tokens", "approve", "interrupt_stops_runs")
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export")
+SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal")
 
 
 @magics_class
-class AgentMagics(Magics):
+class AgentMagics(AgentCommands, Magics):
     """Run a template cell as a live tool-calling agent."""
 
     model = Unicode(
@@ -73,11 +73,14 @@ class AgentMagics(Magics):
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
+    @batch_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run the cell as a template; the widget streams the run and Stop cancels it."""
+        if "--over" in line:
+            return self._batch(line, cell) and None
         spec = self.prepare(line, cell)
         if _running_loop() is None:
             from .terminal import run_in_terminal
@@ -97,6 +100,10 @@ class AgentMagics(Magics):
 
     async def agent_wait(self, line: str, cell: str) -> Any:
         """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+        if "--over" in line:
+            from .batch_launch import wait_batch
+
+            return await wait_batch(self._batch(line, cell))
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
         if handle.widget is not None:
@@ -119,9 +126,10 @@ class AgentMagics(Magics):
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
 
-    def _spec(self, args: Any, cell: str) -> LaunchSpec:
+    def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .launch import build_spec
 
+        build_spec = build or build_spec
         for flag in ("max_iter", "max_calls", "max_tokens"):
             value = getattr(args, flag)
             if value is not None and value < 1:
@@ -146,6 +154,20 @@ class AgentMagics(Magics):
             output=args.output,
             shell=self.ip,
         )
+
+    def _batch(self, line: str, cell: str) -> Any:
+        """`--over`: start the batch, show its widget, bind it with `-o` (batch_launch.py)."""
+        from .batch_launch import batch_spec, launch_from_cell
+
+        args = parse_argstring(self.agent, line)
+        try:
+            spec, batch = launch_from_cell(args, lambda: self._spec(args, cell, build=batch_spec),
+                                           lambda expr: self._eval(expr, "--over", object), self.registry)
+        except TemplateSyntaxError as exc:
+            raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+        return self._bind(spec, batch)
 
     def _launch(self, spec: LaunchSpec) -> Any:
         from .handle import launch
@@ -216,142 +238,6 @@ class AgentMagics(Magics):
             raise UsageError(f"unknown %agent command {command!r}; use one of: {', '.join(SUBCOMMANDS)}")
         return getattr(self, f"_cmd_{command}")(rest)
 
-    def _cmd_config(self, assignments: list[str]) -> dict[str, Any]:
-        for item in assignments:
-            key, sep, value = item.partition("=")
-            if not sep or key not in CONFIG_KEYS:
-                raise UsageError(f"%agent config takes key=value with key in {', '.join(CONFIG_KEYS)}; got {item!r}")
-            self._set(key, value)
-        shown = {key: getattr(self, key) for key in CONFIG_KEYS}
-        shown["model"] = self._effective_model()
-        return shown
-
-    def _effective_model(self) -> str:
-        """The model the next cell without `-m` uses, and where that choice comes from."""
-        import os
-
-        if self.model:
-            return str(self.model)
-        env = os.environ.get("AGENTCELL_MODEL", "").strip()
-        return f"{env} (from AGENTCELL_MODEL)" if env else "offline (default)"
-
-    def _set(self, key: str, value: str) -> None:
-        if key == "model":
-            self.model = value or None
-        elif key == "approve":
-            if value not in ("none", "writes"):
-                raise UsageError(f"%agent config approve must be none or writes, got {value!r}")
-            self.approve = value
-        elif key == "interrupt_stops_runs":
-            if value.lower() not in ("true", "false", "1", "0", "on", "off"):
-                raise UsageError(f"%agent config interrupt_stops_runs must be true or false, got {value!r}")
-            self.interrupt_stops_runs = value.lower() in ("true", "1", "on")
-        else:
-            try:
-                number = int(value)
-            except ValueError:
-                raise UsageError(f"%agent config {key} needs a whole number, got {value!r}") from None
-            if number < 1:
-                raise UsageError(f"%agent config {key} must be positive, got {number}")
-            setattr(self, key, number)
-
-    def _cmd_tools(self, names: list[str]) -> dict[str, Any]:
-        from .launch import tool_schemas
-        from .tool_table import ToolTable
-
-        try:
-            return ToolTable(tool_schemas(self.ip.user_ns, names or None))
-        except AgentcellError as exc:
-            raise UsageError(str(exc)) from None
-
-    def _cmd_stop(self, rest: list[str]) -> int:
-        from .tool_table import Stopped
-
-        if not rest or rest == ["all"]:
-            return Stopped.of([self._run_name(h) for h in self.registry.stop_all()])
-        if len(rest) != 1:
-            raise UsageError("usage: %agent stop [all | NAME]")
-        handle = self._handle(rest[0])
-        was_running = not handle.done
-        handle.cancel()
-        return Stopped.of([rest[0]] if was_running else [])
-
-    def _run_name(self, handle: Any) -> str:
-        """The variable a run is bound to (`-o NAME`), else its run id."""
-        bound = next((k for k, v in self.ip.user_ns.items() if v is handle and not k.startswith("_")), None)
-        return bound or f"run {getattr(handle, 'run_id', '?')}"
-
-    def _cmd_show(self, rest: list[str]) -> None:
-        if len(rest) != 1:
-            raise UsageError("usage: %agent show NAME | RUN_ID")
-        name = rest[0]
-        if name not in self.ip.user_ns and _looks_like_run_id(name):
-            self._show_journal(name)
-            return
-        handle = self._handle(name, results=True)
-        if getattr(handle, "widget", None) is None and _running_loop() is None:
-            self._print_run(handle.run_id)  # terminal IPython: the transcript as text
-            return
-        if isinstance(handle, _result_type()):
-            self._show_journal(handle.run_id)
-            return
-        if handle.widget is None:
-            raise UsageError(f"run {name!r} has no widget (it was started with --quiet or in a terminal)")
-        handle.widget.show()
-
-    def _print_run(self, run_id: str) -> None:
-        from .journal import load
-        from .static_view import transcript_text
-
-        try:
-            record = load(run_id)
-        except (OSError, AgentcellError) as exc:
-            raise UsageError(f"no journal for run {run_id!r}: {exc}") from None
-        print(transcript_text(record.transcript()))
-
-    def _show_journal(self, run_id: str) -> None:
-        """Rebuild a run's widget from its journal (e.g. after the kernel died mid-run)."""
-        from .events import ProcessingComplete
-        from .journal import load
-        from .widget import AgentWidget
-
-        try:
-            record = load(run_id)
-        except (OSError, AgentcellError) as exc:
-            raise UsageError(f"no journal for run {run_id!r}: {exc}") from None
-        widget = AgentWidget()
-        for event in record.events:
-            widget.apply(event)
-        if not record.finished:
-            result = record.to_result()
-            widget.apply(ProcessingComplete(run_id=run_id, status=result.status, result=result))
-        widget.show()
-
-    def _cmd_export(self, rest: list[str]) -> str:
-        if len(rest) != 2:
-            raise UsageError("usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)")
-        handle, path = self._handle(rest[0], results=True), Path(rest[1]).expanduser()
-        if not getattr(handle, "done", True):
-            raise UsageError(f"run {rest[0]!r} is still going; export it once it has ended")
-        import json
-
-        text = (json.dumps(handle.to_openai(), indent=2, ensure_ascii=False) if path.name.endswith(".openai.json")
-                else handle.to_json())
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    def _handle(self, name: str, *, results: bool = False) -> Any:
-        """The run handle bound to `name`; with `results`, a finished `RunResult` (what `-o` binds in a
-        terminal, or `r = %%agent --wait`) is accepted too."""
-        from .handle import RunHandle
-
-        value = self.ip.user_ns.get(name)
-        if results and isinstance(value, _result_type()):
-            return value
-        if not isinstance(value, RunHandle):
-            raise UsageError(f"{name!r} is not a run handle; start a run with %%agent -o {name}")
-        return value
-
     def _on_interrupt_setting(self, change: Any) -> None:
         from .blocking import install_interrupt_hook
 
@@ -364,16 +250,6 @@ def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyn
     if exc.source is not None:
         exc.source = f"%%agent {line}\n{exc.source}"
     return exc
-
-
-def _result_type() -> type[Any]:
-    from .result import RunResult
-
-    return RunResult
-
-
-def _looks_like_run_id(name: str) -> bool:
-    return len(name) >= 8 and all(ch in "0123456789abcdef" for ch in name)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -2,13 +2,14 @@
 
 It is a plain value: `complete()` returns it, `ProcessingComplete` carries it, the widget shows it and
 `Halted`/`BudgetExhausted` errors keep it in `.result`, so nothing a run produced is lost when it is
-stopped, halted or fails.
+stopped, halted or fails. It reads by slot name the way struckdown's result does: `result["answer"]`,
+`"answer" in result`, `result.keys()`, `result.response` (the last slot's value), `result.outputs`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,30 @@ class RunResult:
             f"RunResult(status={self.status!r}, answer={shown}, slots={list(self.results)}, "
             f"requests={usage.requests}, tool_calls={usage.tool_calls}, messages={len(self.messages)})"
         )
+
+    def __getitem__(self, slot: str) -> Any:
+        """The value of the slot named `slot` (struckdown's `result["name"]`); `KeyError` if it did not finish."""
+        return self.results[slot]
+
+    def __contains__(self, slot: object) -> bool:
+        return slot in self.results
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.results)
+
+    def keys(self) -> KeysView[str]:
+        """The names of the slots that finished, in run order."""
+        return self.results.keys()
+
+    @property
+    def outputs(self) -> Mapping[str, Any]:
+        """Slot name → value (struckdown's name for `results`)."""
+        return self.results
+
+    @property
+    def response(self) -> Any:
+        """The value of the last slot that finished, `None` if none did (struckdown's `response`)."""
+        return list(self.results.values())[-1] if self.results else None
 
     def to_openai(self) -> list[dict[str, Any]]:
         """The transcript as an OpenAI Chat Completions `messages` list."""

@@ -48,7 +48,8 @@ def to_wire(event: Event, *, t: float) -> WireEvent:
         if out["kind"] == "slot_completed" and isinstance(out.get("value"), str) and out.get("text") == out["value"]:
             del out["text"]  # a text answer: `value` is the text; don't send it twice
     out["t"] = round(t, 3)
-    return out
+    clean, _ = scrub(out)  # the comm's JSON must be valid UTF-8, or the whole message (and the view) is lost
+    return clean  # type: ignore[no-any-return]
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:
@@ -66,7 +67,8 @@ def transcript_json(result: RunResult) -> dict[str, Any]:
         out["openai"] = result.to_openai()
     except Exception as exc:  # a converter bug must not cost the run its final event
         out["error"] = f"{type(exc).__name__}: {exc}"
-    return out
+    clean, _ = scrub(out)  # a prompt may carry lone surrogates; the saved notebook must be valid UTF-8
+    return clean  # type: ignore[no-any-return]
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
@@ -77,6 +79,59 @@ def usage_json(usage: Usage) -> dict[str, Any]:
 def jsonable(value: Any) -> Any:
     """Anything as JSON-compatible data (dataclasses, pydantic models, sets…), `repr` as the fallback."""
     return to_jsonable_python(value, fallback=repr)
+
+
+def scrub_text(text: str) -> tuple[str, int]:
+    """`text` with lone surrogates (`"\\ud83d"`: not encodable as UTF-8) replaced by U+FFFD, and how many.
+
+    A valid surrogate *pair* written as two code points is joined into its character on the way.
+    """
+    if text.isascii():
+        return text, 0
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        clean = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return clean, clean.count("\ufffd") - text.count("\ufffd")
+    return text, 0
+
+
+def scrub(value: Any) -> tuple[Any, int]:
+    """JSON-shaped data (str, dict, list, tuple) with every string `scrub_text`-ed, and the count.
+
+    Containers are rebuilt only when something in them changed.
+    """
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        total, out = 0, {}
+        for key, item in value.items():
+            clean_key, a = scrub(key) if isinstance(key, str) else (key, 0)
+            clean_item, b = scrub(item)
+            out[clean_key] = clean_item
+            total += a + b
+        return (out, total) if total else (value, 0)
+    if isinstance(value, list | tuple):
+        pairs = [scrub(item) for item in value]
+        total = sum(n for _, n in pairs)
+        if not total:
+            return value, 0
+        items = [item for item, _ in pairs]
+        return (items if isinstance(value, list) else tuple(items)), total
+    return value, 0
+
+
+def scrub_event(event: Event) -> tuple[Event, int]:
+    """`event` with its text fields `scrub`-bed (a new event only when one changed), and the count."""
+    changes: dict[str, Any] = {}
+    total = 0
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, str | dict | list | tuple):
+            clean, count = scrub(value)
+            if count:
+                changes[f.name], total = clean, total + count
+    return (dataclasses.replace(event, **changes) if changes else event), total
 
 
 _TEXT_KINDS = ("token_delta", "thinking_delta")

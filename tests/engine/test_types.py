@@ -172,9 +172,10 @@ async def test_extract_lists_check_every_quote_and_a_persistent_inventor_fails_t
     source = "Notes: alpha beta gamma.\n[[extract+:quotes]]"
     results, _ = await run(source, [Final(["alpha beta", "gamma"])])
     assert results == {"quotes": ["alpha beta", "gamma"]}
+    # An inventor is fed back within the slot's budget (issue 17's retries); with retries=1 it gets one more go.
     script = Script([Final(["delta"])], [Final(["delta"])])
     with pytest.raises(RunError, match="Exceeded maximum output retries"):
-        await complete_async(source, model=script.model, journal=False)
+        await complete_async(source.replace("quotes]]", "quotes|retries=1]]"), model=script.model, journal=False)
 
 
 @pytest.mark.parametrize(

@@ -32,12 +32,19 @@ def kernel_available(name: str) -> bool:
     return True
 
 
+def kernel_env() -> dict[str, str]:
+    """The kernel's environment additions: the offline model, and this checkout's `src` first on the path
+    (the venvs install agentcell editable from one checkout; a worktree's tests must run its own code)."""
+    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    return {"AGENTCELL_MODEL": "offline", "PYTHONPATH": path}
+
+
 @pytest.fixture(scope="module", params=KERNELS)
 def kernel(request: pytest.FixtureRequest) -> Iterator[KernelSession]:
     name = request.param
     if not kernel_available(name):
         pytest.skip(f"kernel {name!r} is not installed here (scripts/setup creates it)")
-    session = KernelSession(kernel_name=name, extra_env={"AGENTCELL_MODEL": "offline"})
+    session = KernelSession(kernel_name=name, extra_env=kernel_env())
     session.run("%load_ext agentcell")
     session.version = tuple(int(p) for p in session.run("import ipykernel; print(ipykernel.__version__)")
                             .strip().split(".")[:2])

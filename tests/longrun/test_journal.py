@@ -14,7 +14,7 @@ import pytest
 
 from agentcell import journal
 from agentcell.engine import complete_async, start_run
-from agentcell.events import ProcessingComplete, RequestCompleted, TokenDelta, ToolStarted
+from agentcell.events import ProcessingComplete, RequestCompleted, TokenDelta, ToolStarted, Usage
 from agentcell.wire import to_wire
 from tests.engine.conftest import Call, Script, conversation, slot, template
 
@@ -127,7 +127,7 @@ def test_journal_write_cost_per_event(tmp_path: Path) -> None:
 
 
 def test_new_events_serialize_for_the_widget() -> None:
-    event = RequestCompleted(run_id="r", slot="a", request=1, usage=journal.Usage(requests=1, input_tokens=5))
+    event = RequestCompleted(run_id="r", slot="a", request=1, usage=Usage(requests=1, input_tokens=5))
     assert to_wire(event, t=0.5) == {
         "run_id": "r",
         "slot": "a",

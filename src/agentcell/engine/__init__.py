@@ -24,12 +24,17 @@ journaled to `<data dir>/agentcell/journal/<run_id>.jsonl` (`journal=False` turn
   the task that iterates it stops the run, which still ends with `status="stopped"` (read it with
   `await run` if you hold the `Run`, or from `ProcessingComplete` when draining `start_run`'s events).
 * `await complete_async(...) -> RunResult`; `complete(...)` is its synchronous form for scripts.
+* `complete_incremental_async(...)` — `stream` under struckdown's name and keywords (`on_halt`, `stream`).
+
+`complete`, `complete_async` and `complete_incremental_async` also take struckdown's `credentials=` (a key
+and base URL that build the model, see `agentcell.credentials`) and its `LLM(model_name=…)` as `model=`;
+they are front-only keywords: the model is built before `RunOptions`, so no key reaches the engine's values.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -37,8 +42,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
+from ..credentials import Credentials, ModelLike, model_with_credentials
 from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
-from ..events import Event
+from ..events import Event, ProcessingComplete, SlotRetracted, TokenDelta
 from ..journal import JournalOption
 from ..options import (
     DEFAULT_COMPACTION,
@@ -63,6 +69,7 @@ __all__ = [
     "RunOptions",
     "complete",
     "complete_async",
+    "complete_incremental_async",
     "start",
     "start_run",
     "stream",
@@ -88,7 +95,7 @@ async def stream(
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
     now: datetime | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
     options = RunOptions(
         context=context,
@@ -124,7 +131,7 @@ async def complete_async(
     template: Template | str,
     *,
     context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
+    model: ModelLike = None,
     tools: Sequence[ToolLike] = (),
     dispatch: Dispatch | None = None,
     deps: Any = None,
@@ -140,17 +147,19 @@ async def complete_async(
     resume_from: RunResult | None = None,
     now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
+    credentials: Credentials | None = None,
 ) -> RunResult:
-    """Run `template` to the end and return its result (keywords: `RunOptions`, then `on_halt`).
+    """Run `template` to the end and return its result (keywords: `RunOptions`, then `on_halt`, `credentials`).
 
     Raises:
+        ModelConfigError: `credentials` cannot build the model (see `agentcell.credentials`).
         Halted: a guard tripped (unless `on_halt="return"`); `.result` holds results from before it.
         BudgetExhausted: a slot hit its ceiling; `.result` keeps the transcript.
         RunError: the run failed; `.result` keeps what it produced.
     """
     options = RunOptions(
         context=context,
-        model=model,
+        model=model_with_credentials(model, credentials),
         tools=tools,
         dispatch=dispatch,
         deps=deps,
@@ -194,7 +203,7 @@ def complete(
     template: Template | str,
     *,
     context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
+    model: ModelLike = None,
     tools: Sequence[ToolLike] = (),
     dispatch: Dispatch | None = None,
     deps: Any = None,
@@ -210,8 +219,12 @@ def complete(
     resume_from: RunResult | None = None,
     now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
+    credentials: Credentials | None = None,
 ) -> RunResult:
-    """The synchronous `complete_async`, for scripts and terminal IPython (no running event loop)."""
+    """The synchronous `complete_async`, for scripts and terminal IPython (no running event loop).
+
+    The result reads by slot name too (`result["answer"]`), as struckdown's does.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -223,7 +236,7 @@ def complete(
         )
     options = RunOptions(
         context=context,
-        model=model,
+        model=model_with_credentials(model, credentials),
         tools=tools,
         dispatch=dispatch,
         deps=deps,
@@ -240,3 +253,68 @@ def complete(
         now=now,
     )
     return asyncio.run(_complete(template, options, on_halt=on_halt))
+
+
+async def complete_incremental_async(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: ModelLike = None,
+    tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve: ApproveCallback | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
+    now: datetime | None = None,
+    on_halt: Literal["raise", "return"] = "raise",
+    credentials: Credentials | None = None,
+    stream: bool = True,
+) -> AsyncGenerator[Event, None]:
+    """struckdown's name for `stream()`: the same run and events (`agentcell.incremental` names them), its keywords.
+
+    `stream=False` leaves out the answer's `TokenDelta` / `SlotRetracted` (tool events come either way).
+    A guard trip raises `Halted` in place of the final event, unless `on_halt="return"`. `aclose()` after
+    leaving the loop cancels the provider call in flight.
+    """
+    options = RunOptions(
+        context=context,
+        model=model_with_credentials(model, credentials),
+        tools=tools,
+        dispatch=dispatch,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve=approve,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
+        now=now,
+    )
+    run = start(template, options)  # in this body, as in `stream`, so `aclose()` reaches the `finally`
+    try:
+        async for event in run.events():
+            if _passes(event, stream=stream, on_halt=on_halt):
+                yield event
+    finally:
+        if not run.done():
+            run.cancel()
+            await run.wait()
+
+
+def _passes(event: Event, *, stream: bool, on_halt: Literal["raise", "return"]) -> bool:
+    """Whether `complete_incremental_async` yields `event`; raises `Halted` in place of a halted run's last event."""
+    if isinstance(event, ProcessingComplete) and event.status == "halted" and on_halt == "raise":
+        raise Halted(event.result.error or event.status, result=event.result)
+    return stream or not isinstance(event, TokenDelta | SlotRetracted)

@@ -3,7 +3,9 @@
 A tool with `requires_approval=True` is deferred by pydantic-ai; `HandleDeferredToolCalls` hands the
 pending calls to us, we ask the `approve=` callback (the widget's buttons, or API code) one call at a
 time, and the answers go back as `ToolApproved`/`ToolDenied`. A denial's reason is what the model
-reads as the tool result. Stop during the wait cancels the run like anywhere else.
+reads as the tool result. Approval fails closed: only `True` or `ApprovalDecision(approved=True)`
+approves; any other answer (`"deny"`, `1`, `None`) or a callback that raises denies, and the reason
+says which it was. Stop during the wait cancels the run like anywhere else.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from pydantic_core import to_jsonable_python
 
 from ..events import ApprovalRequested, ApprovalResolved
+from .contain import describe
 from .state import ApprovalDecision, RunState
 
 NO_APPROVER = (
@@ -52,8 +55,11 @@ async def _decide(state: RunState, slot: str, call_id: str, tool: str, args: dic
     if state.approve is None:
         decision = ApprovalDecision(approved=False, reason=NO_APPROVER.format(tool=tool))
     else:
-        answer = await state.approve(request)
-        decision = answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(approved=bool(answer))
+        try:
+            answer: object = await state.approve(request)
+        except Exception as exc:  # fail closed: a broken approver never lets a call through
+            answer = exc
+        decision = _checked(tool, answer)
     state.emit(
         ApprovalResolved(
             run_id=state.run_id,
@@ -64,6 +70,32 @@ async def _decide(state: RunState, slot: str, call_id: str, tool: str, args: dic
         )
     )
     return decision
+
+
+def _checked(tool: str, answer: object) -> ApprovalDecision:
+    """Fail closed: only `True` or an `ApprovalDecision(approved=True)` approves; anything else denies, saying why."""
+    if answer is True:
+        return ApprovalDecision(approved=True)
+    if isinstance(answer, ApprovalDecision) and answer.approved is True:
+        return answer
+    if answer is False:
+        return ApprovalDecision(approved=False)
+    if isinstance(answer, ApprovalDecision) and answer.approved is False:
+        return ApprovalDecision(approved=False, reason=None if answer.reason is None else str(answer.reason))
+    if isinstance(answer, Exception):
+        why = f"the approval callback raised {describe(answer)}"
+    else:
+        shown = _shown(answer)
+        why = f"the approval callback answered {shown}, which is neither True nor ApprovalDecision(approved=True)"
+    return ApprovalDecision(approved=False, reason=f"Denied: {why}; only an explicit approval runs {tool}.")
+
+
+def _shown(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else f"{text[:80]}…"
 
 
 def _denial(tool: str, decision: ApprovalDecision) -> str:

@@ -8,24 +8,26 @@ schemas, argument validation, concurrency (`sequential` tools excepted) and appr
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.toolsets import WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import to_jsonable_python
 
 from ..events import ToolCompleted, ToolStarted
 from ..tools import ToolPolicy
 from .budget import SlotBudget
-from .state import RunState
+from .results import convert_result
+from .state import RunState, SlotEnded
+from .tooltask import Outcome, execute, run_isolated
 
 NUDGE = (
     "[agentcell] You made exactly the same calls as in your previous round and got the same results. "
@@ -33,20 +35,14 @@ NUDGE = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Outcome:
-    ok: bool
-    value: Any = None
-    text: str = ""
-    retry: ModelRetry | None = None
-
-
 def _canonical(value: Any) -> str:
     return json.dumps(to_jsonable_python(value, fallback=repr), sort_keys=True, ensure_ascii=False)
 
 
-def _display(value: Any) -> str:
-    return value if isinstance(value, str) else to_json(value, fallback=repr).decode()
+def _converted(value: Any) -> Outcome:
+    """The tool's value made JSON-safe, bounded and valid UTF-8 (`results.py`), before the call is shown done."""
+    result = convert_result(value)
+    return Outcome(ok=True, value=result.value, text=result.text, replaced=result.replaced)
 
 
 class SlotCalls:
@@ -57,7 +53,7 @@ class SlotCalls:
         self._slot = slot
         self._policies = dict(policies)
         self._budget = budget
-        self._cache: dict[str, asyncio.Future[_Outcome]] = {}
+        self._cache: dict[str, asyncio.Future[Outcome]] = {}
         self._calls = 0
         self._tool_free_steps: set[int] = set()
         self._repeats_by_step: dict[int, int] = {}
@@ -114,22 +110,31 @@ class SlotCalls:
                 round=step,
             )
         )
+        if outcome.replaced:
+            self._state.warn(
+                self._slot,
+                f"the tool {name!r} returned {outcome.replaced} lone surrogate(s) (text that is not valid UTF-8); "
+                "they were replaced with U+FFFD",
+            )
+        if outcome.fatal is not None:
+            raise SlotEnded("failed", outcome.fatal)
         return self._for_model(outcome, repeated)
 
     async def _run(
         self, name: str, args: dict[str, Any], policy: ToolPolicy, run: Callable[[], Awaitable[Any]]
-    ) -> tuple[_Outcome, bool]:
+    ) -> tuple[Outcome, bool]:
         max_calls = self._budget.max_calls
         if max_calls is not None and self._calls > max_calls:
             text = f"not run: this slot's max_calls={max_calls} is spent; answer with what you have"
-            return _Outcome(ok=False, text=text), False
+            return Outcome(ok=False, text=text), False
         key = f"{name}:{_canonical(args)}"
         if (shared := self._cache.get(key)) is not None:
             return await asyncio.shield(shared), True
-        future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._cache[key] = future
+        call = execute(name, run, timeout=policy.timeout, convert=_converted)
         try:
-            outcome = await _execute(name, policy, run)
+            outcome = await run_isolated(name, call, warn=functools.partial(self._state.warn, self._slot))
         except BaseException:
             future.cancel()
             self._cache.pop(key, None)
@@ -151,7 +156,7 @@ class SlotCalls:
         return self._repeats_by_step[step] >= 1
 
     @staticmethod
-    def _for_model(outcome: _Outcome, repeated: bool) -> Any:
+    def _for_model(outcome: Outcome, repeated: bool) -> Any:
         if outcome.retry is not None:
             raise outcome.retry
         if not outcome.ok:
@@ -165,27 +170,6 @@ def _round_calls(ctx: RunContext[Any], policies: Mapping[str, ToolPolicy]) -> tu
         return ()
     parts = [p for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in policies]
     return tuple(sorted((p.tool_name, _canonical(p.args_as_dict())) for p in parts))
-
-
-async def _execute(name: str, policy: ToolPolicy, run: Callable[[], Awaitable[Any]]) -> _Outcome:
-    """Call the tool; whatever it raises becomes text the model reads (the run goes on)."""
-    try:
-        if policy.timeout is None:
-            value = await run()
-        else:
-            with anyio.move_on_after(policy.timeout) as scope:
-                value = await run()
-            if scope.cancelled_caught:
-                return _Outcome(ok=False, text=f"TimeoutError: {name} took longer than {policy.timeout:g} s")
-    except (ApprovalRequired, CallDeferred):
-        raise  # pydantic-ai's own control flow for deferred calls
-    except ModelRetry as exc:
-        return _Outcome(ok=False, text=exc.message, retry=exc)
-    except ToolFailed as exc:
-        return _Outcome(ok=False, text=exc.message)
-    except Exception as exc:  # the tool's failure is the model's information, not the end of the run
-        return _Outcome(ok=False, text=f"{type(exc).__name__}: {exc}")
-    return _Outcome(ok=True, value=value, text=_display(value))
 
 
 @dataclass

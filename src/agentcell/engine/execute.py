@@ -22,6 +22,7 @@ from ..errors import AgentcellError
 from ..events import CheckpointReached, RunStatus
 from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Step, Template, Turn, join_turns
 from .actions import ActionOutcome, BreakRun, run_action
+from .contain import describe, stop_requested
 from .conversation import answered, turn_messages, with_header
 from .flow import Flow
 from .guard import GuardTrip, Verdict
@@ -85,13 +86,17 @@ class Executor(Flow):
             self.results, self.early_termination = trip.results, True
         except SlotEnded as ended:
             self._end("failed" if ended.status == "failed" else "budget_exhausted", ended.message)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
+            if not stop_requested():  # a stray CancelledError from inside the run: a failure, not a Stop
+                self._end("failed", f"{describe(exc)} raised inside the run (nobody pressed Stop)")
+                self.exception = exc
+                return
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()  # the stop was ours to deliver; the run now finishes normally
             self._end("stopped", "stopped")
-        except Exception as exc:  # the run's boundary: every failure still ends in ProcessingComplete
-            self._end("failed", f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:  # the run's boundary: every failure (SystemExit too) ends in ProcessingComplete
+            self._end("failed", describe(exc))
             self.exception = exc
         finally:
             await self._state.guards.cancel()

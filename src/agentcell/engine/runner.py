@@ -10,6 +10,7 @@ from a template and its `RunOptions`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
@@ -86,6 +87,8 @@ class Run:
         self.transcript = log.transcript
         """The run's state as every view shows it (slots, rounds, answers with retractions applied), live."""
         self._result: RunResult | None = None
+        self._next: Run | None = None
+        """The segment `resume()` started from this one (at most one)."""
         self._stop_requested = False
         self._started = False
         self._loop = asyncio.get_running_loop()
@@ -115,14 +118,18 @@ class Run:
         return self._result is not None
 
     def cancel(self) -> None:
-        """Stop the run. Safe from any thread (e.g. a widget's comm handler); repeated calls are ignored."""
+        """Stop the run. Safe from any thread (e.g. a widget's comm handler) and at any time, also after the
+        run ended or its loop closed; repeated calls are ignored."""
+        if self._result is not None or self._loop.is_closed():
+            return  # nothing left to stop (call_soon_threadsafe on a closed loop raises)
         try:
             here = asyncio.get_running_loop()
         except RuntimeError:
             here = None
         if here is self._loop:
             self._cancel_now()
-        else:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed between the check and the call
             self._loop.call_soon_threadsafe(self._cancel_now)
 
     def _cancel_now(self) -> None:
@@ -155,11 +162,17 @@ class Run:
         totals carry over, so the new segment's `RunResult.usage` covers the whole run.
 
         Raises:
-            AgentcellError: the run is still going, completed, or was halted by a guard.
+            AgentcellError: the run is still going, completed, was halted by a guard, or was already resumed.
         """
         if self._result is None:
             raise AgentcellError(f"run {self.run_id} is still going; stop it (run.cancel()) before resuming")
-        return self._relaunch(self._result, self.transcript)
+        if self._next is not None:  # two next segments would write one journal and one transcript
+            raise AgentcellError(
+                f"run {self.run_id} segment {self.segment} was already resumed as segment {self._next.segment}; "
+                "resume that one instead"
+            )
+        self._next = self._relaunch(self._result, self.transcript)
+        return self._next
 
     async def _main(self) -> None:
         self._started = True

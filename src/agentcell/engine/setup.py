@@ -19,8 +19,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
-from ..events import Event, RunWarning
-from ..journal import Journal, JournalOption, journal_path
+from ..events import Event, ProcessingComplete, RunWarning
+from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..models import ResolvedModel, resolve_model
 from ..options import (
     DEFAULT_COMPACTION,
@@ -34,6 +34,7 @@ from ..options import (
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
+from ..wire import scrub_event
 from .budget import ceiling_from
 from .compaction import ContextKeeper
 from .context import window_for
@@ -45,6 +46,8 @@ from .temporal import reference_time
 from .toolbox import ToolRegistry, build_registry
 
 RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
+SCRUB_WARNINGS = 3
+"""At most this many warnings per run about replaced lone surrogates."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +154,7 @@ def start(template: Template | str, options: RunOptions) -> Run:
     if compaction is not None and compaction.model is not None:
         resolve_model(compaction.model)  # a bad summarizer fails now, not at the first compaction
     rid = options.run_id or (resume_from.run_id if resume_from is not None else uuid.uuid4().hex[:12])
+    check_run_id(rid)  # it names the journal file: no '../', no separators
     return _launch(setup, rid, resume=resume_from)
 
 
@@ -210,6 +214,8 @@ def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[
     path = journal_path(run_id, option)
     if path is None:
         return None
+    if segment == 1:
+        prune_default(path, run_id=run_id)  # the default folder keeps the newest runs only (journal/store.py)
     try:
         return Journal(path, segment=segment)
     except OSError as exc:  # a read-only home must not stop the run; say so instead
@@ -225,20 +231,45 @@ class _Sink:
         self._run_id = run_id
         self.journal: Journal | None = None
         self.state: RunState | None = None
+        self._scrubbed = 0
 
     def emit(self, event: Event) -> None:
+        event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
         self._log.append(event)
+        if replaced:
+            self._report_scrubbed(event, replaced)
         if self.journal is None:
             return
-        try:
-            self.journal.event(event)
-        except (OSError, ValueError) as exc:  # disk full, folder gone, unserializable: keep running
-            self.journal.close()
-            self.journal = None
-            if self.state is not None:
-                self.state.journal = None
-            message = f"journaling stopped: {exc}"
+        self.journal.event(event)  # never raises: a full disk, the size cap… stop it and say why
+        if self.journal.stopped is not None:
+            self._detach_journal(self.journal.stopped, say=not isinstance(event, ProcessingComplete))
+
+    def _detach_journal(self, reason: str, *, say: bool) -> None:
+        self.journal = None
+        if self.state is not None:
+            self.state.journal = None
+        if not say:  # nothing may follow the run's ending
+            return
+        message = f"journaling stopped: {reason}"
+        if self.state is not None:
+            self.state.warn(None, message)
+        else:
             self._log.append(RunWarning(run_id=self._run_id, slot=None, message=message))
+
+    def _report_scrubbed(self, event: Event, replaced: int) -> None:
+        self._scrubbed += 1
+        if self._scrubbed > SCRUB_WARNINGS:
+            return
+        more = " (further replacements are not reported)" if self._scrubbed == SCRUB_WARNINGS else ""
+        message = (
+            f"{replaced} lone surrogate(s) (text that is not valid UTF-8) in a {event.kind} event "
+            f"were replaced with U+FFFD{more}"
+        )
+        slot = getattr(event, "slot", None)
+        if self.state is not None:
+            self.state.warn(slot, message)  # kept in the result's warnings too
+        else:
+            self.emit(RunWarning(run_id=self._run_id, slot=slot, message=message))
 
 
 def _compile(template: Template | str) -> Template:

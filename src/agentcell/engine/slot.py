@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry
-from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
@@ -26,9 +26,12 @@ from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
+from ..usage import MAX_REQUESTS
+from ..wire import scrub
 from .approvals import approval_capability
-from .budget import SlotBudget, exhausted_message, slot_budget
+from .budget import SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls, SlotToolset
+from .contain import Containment, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .outputs import Check, Output, plan
@@ -81,7 +84,8 @@ async def run_slot(
     """
     name = key or spec.key
     output = plan(spec, rendered.options, now=state.reference_time, seen=visible_text(history, rendered))
-    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index))
+    limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
+    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
     call: _AgentCall | None = None
     try:
@@ -93,21 +97,25 @@ async def run_slot(
     except GuardTrip as trip:
         _fail(state, stream, call, "halted", str(trip), "halted")
         raise
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
+        if not stop_requested():  # raised by a model or a hook, not by Stop: a failure like any other
+            message = f"{describe(exc)} raised inside the slot (nobody pressed Stop)"
+            _fail(state, stream, call, "failed", message, "errored")
+            raise SlotEnded("failed", message) from exc
         _fail(state, stream, call, "stopped", "stopped", None, keep_partial=True)
         raise
-    except SlotEnded as ended:  # a guard this slot joined failed; this slot fails with it
+    except SlotEnded as ended:  # a guard this slot joined failed, or a tool ended the run
         _fail(state, stream, call, "failed", ended.message, "errored")
         raise
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
+        message = _failure(name, exc)
         _fail(state, stream, call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
-    value = output.value(result.output)
+    value, _ = scrub(output.value(result.output))  # valid UTF-8 for every view (the deltas were warned about)
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
@@ -137,7 +145,7 @@ class _AgentCall:
                 deps=state.deps,
                 usage_limits=self.budget.limits,
                 toolsets=self.toolsets,
-                capabilities=[approval_capability(state, name), self.requests],
+                capabilities=[Containment(), approval_capability(state, name), self.requests],
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
@@ -169,6 +177,7 @@ def _agent_call(
         instructions=_instructions(spec, rendered, state.reference_time),
         deps_type=state.deps_type,
         name=spec.name,
+        retries=retry_budget(options, budget),
     )
     if output.check is not None:
         agent.output_validator(_validator(output.check, stream))
@@ -189,6 +198,26 @@ def _agent_call(
         settings=_settings(options),
         state=state,
     )
+
+
+def _failure(slot: str, exc: BaseException) -> str:
+    """What a slot that failed says: the exception, or for spent retries, which budget ran out and how to raise it."""
+    if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
+        fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
+        return (
+            f"slot {slot!r} gave up: {fact} (each invalid tool call or answer was fed back to the model; "
+            "set retries= on the slot to allow more)"
+        )
+    return describe(exc)
+
+
+def retry_budget(options: SlotOptions, budget: SlotBudget) -> int:
+    """How many invalid tool calls / typed answers are fed back before the slot fails: `retries=`, else as
+    many as the slot's requests allow (each retry is a request, so the budget still bounds it; pydantic-ai's
+    own default of 1 failed whole runs of small models that fumble an argument twice)."""
+    if options.retries is not None:
+        return options.retries
+    return budget.limits.request_limit or MAX_REQUESTS
 
 
 def _instructions(spec: SlotSpec, rendered: RenderedSlot, now: datetime) -> str | None:

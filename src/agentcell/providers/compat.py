@@ -10,11 +10,13 @@ neither is set (never `OPENAI_API_KEY`: a real OpenAI key is not sent to another
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic_ai.models import Model
 
 from ..errors import ModelConfigError
+from .secrets import mask_secrets
+from .secrets import safe_url as safe_url
 
 COMPAT_PREFIX = "openai-compat"
 COMPAT_KEY_VAR = "OPENAI_COMPAT_API_KEY"
@@ -42,16 +44,6 @@ def parse_compat(spec: str) -> tuple[str, str]:
     if not at or not name or not url:
         raise ModelConfigError(
             f"{COMPAT_PREFIX} models are written {COMPAT_PREFIX}:MODEL@BASE_URL, "
-            f"e.g. {COMPAT_PREFIX}:qwen3:8b@http://localhost:11434/v1; got {safe_url(spec)!r}"
+            f"e.g. {COMPAT_PREFIX}:qwen3:8b@http://localhost:11434/v1; got {mask_secrets(spec)!r}"
         )
     return name, url
-
-
-def safe_url(url: str) -> str:
-    """`url` without any user:password part, for display."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))

@@ -16,9 +16,7 @@ partial text. A Stop during a backoff wait cancels the wait at once.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import re
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -45,6 +43,8 @@ from pydantic_ai.settings import ModelSettings
 
 from ..errors import ProviderError
 from .hooks import RetryNotice, current_scope
+from .secrets import mask_secrets as mask_secrets
+from .secrets import url_secrets
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,7 +193,8 @@ class RetryingModel(WrapperModel):
     def _secrets(self) -> list[str]:
         client = getattr(self.wrapped, "client", None)
         key = getattr(client, "api_key", None)
-        return [key] if isinstance(key, str) else []
+        base = getattr(self.wrapped, "base_url", None)
+        return [*([key] if isinstance(key, str) else []), *(url_secrets(base) if isinstance(base, str) else [])]
 
 
 def retry_after(exc: ModelAPIError) -> float | None:
@@ -221,16 +222,3 @@ def provider_message(exc: ModelAPIError) -> str:
         return f"{body}" if body else f"HTTP {exc.status_code}"
     cause = exc.__cause__
     return str(cause) if cause is not None and str(cause) else exc.message
-
-
-_SECRET_VAR = re.compile(r"(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$")
-_KEYLIKE = re.compile(r"\b(sk|pk|rk|gsk|xai|key)[-_][A-Za-z0-9_\-]{8,}")
-
-
-def mask_secrets(text: str, extra: list[str] | None = None) -> str:
-    """`text` with every credential value we know of (and anything key-shaped) replaced by `***`."""
-    values = [v for k, v in os.environ.items() if _SECRET_VAR.search(k) and len(v) >= 6]
-    values += [v for v in extra or [] if len(v) >= 8 and v not in ("api-key-not-set", "not-needed")]
-    for value in sorted(set(values), key=len, reverse=True):
-        text = text.replace(value, "***")
-    return _KEYLIKE.sub(lambda m: f"{m.group(1)}-***", text)

@@ -14,7 +14,7 @@ from .types import suggest
 
 OPTION_KEYS: tuple[str, ...] = (
     "use_tools", "max_iter", "max_calls", "tools", "model", "temperature", "max_tokens", "thinking",
-    "when", "required",
+    "when", "required", "retries",
 )  # fmt: skip
 FLAGS = frozenset({"use_tools", "required", "thinking"})
 """Options that may be written bare (`[[x|use_tools]]`), meaning `=true`."""
@@ -28,7 +28,7 @@ RESERVED_NAMES = frozenset(
 EXAMPLES = {
     "max_iter": "max_iter=3", "max_calls": "max_calls=5", "tools": "tools=search+fetch",
     "model": "model=openai:gpt-4o-mini", "temperature": "temperature=0.2", "max_tokens": "max_tokens=500",
-    "when": "when=false",
+    "when": "when=false", "retries": "retries=2",
 }  # fmt: skip
 
 _INT = re.compile(r"[-+]?\d+")
@@ -155,6 +155,7 @@ _CHECKERS: dict[str, Callable[[str, object], object]] = {
     "thinking": _thinking,
     "when": _boolean,
     "required": _boolean,
+    "retries": _whole(0),
 }
 assert tuple(_CHECKERS) == OPTION_KEYS
 

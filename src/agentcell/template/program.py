@@ -79,6 +79,9 @@ class SlotOptions:
     """For actions: the options as arguments (`None` key: positional), references already resolved."""
     output_class: Any = None
     """For a notebook type (`[[Person:p]]`): the class found in the context."""
+    retries: int | None = None
+    """How many invalid tool calls or invalid typed answers in a row are fed back before the slot fails;
+    `None`: as many as the slot's request budget allows."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

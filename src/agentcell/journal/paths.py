@@ -1,0 +1,82 @@
+"""Where journals live, which run ids may name one, and keeping the folder and files private."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import IO
+
+from ..errors import AgentcellError
+
+JOURNAL_ENV = "AGENTCELL_JOURNAL"
+OFF = frozenset({"0", "off", "false", "no", "none"})
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}")
+"""A run id is a file name: letters, digits, `-`, `_`, `.`; at most 128; no `..`, no separators."""
+
+JournalOption = bool | str | os.PathLike[str] | None
+"""`None`: the default (on, unless `AGENTCELL_JOURNAL=off`); `False`: off; `True`: the default folder;
+a folder, or a `.jsonl` file path."""
+
+
+def check_run_id(run_id: str) -> str:
+    """`run_id` if it can name a journal file; else `AgentcellError` (before anything is written)."""
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or ".." in run_id:
+        raise AgentcellError(
+            f"invalid run id {run_id!r}: use 1-128 letters, digits, '-', '_' or '.', starting with a letter or "
+            "digit and without '..' (a run id names its journal file)"
+        )
+    return run_id
+
+
+def default_dir() -> Path:
+    """`$AGENTCELL_JOURNAL` if it names a folder, else the per-user data folder's `agentcell/journal`."""
+    env = os.environ.get(JOURNAL_ENV, "").strip()
+    if env and env.lower() not in OFF:
+        return Path(env).expanduser()
+    try:
+        import platformdirs
+    except ImportError:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+        return base / "agentcell" / "journal"
+    return Path(platformdirs.user_data_dir("agentcell", appauthor=False)) / "journal"
+
+
+def journal_path(run_id: str, option: JournalOption = None) -> Path | None:
+    """Where run `run_id` is journaled under `option`, or `None` when journaling is off.
+
+    Raises:
+        AgentcellError: `run_id` cannot name a file (`check_run_id`).
+    """
+    check_run_id(run_id)
+    if option is False:
+        return None
+    if option is None and os.environ.get(JOURNAL_ENV, "").strip().lower() in OFF - {""}:
+        return None
+    if option is None or option is True:
+        return default_dir() / f"{run_id}.jsonl"
+    path = Path(option).expanduser()
+    return path if path.suffix == ".jsonl" else path / f"{run_id}.jsonl"
+
+
+def private_dir(folder: Path) -> None:
+    """Create `folder` readable by its owner only (0700); the default folder is narrowed if it is wider.
+
+    A folder someone named themselves (`journal="~/project"`) keeps the mode it has.
+    """
+    existed = folder.is_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not existed or folder == default_dir():
+        with contextlib.suppress(OSError):  # not ours to change (another user's, a read-only mount)
+            folder.chmod(0o700)
+
+
+def open_private(path: Path) -> IO[bytes]:
+    """Open `path` for appending, readable by its owner only (0600), in a private folder."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    if hasattr(os, "fchmod"):  # a file an older version left 0644 is narrowed too
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab")

@@ -1,0 +1,43 @@
+"""The two events of the teaching view: what each model request sent and what it got back, as JSON.
+
+They are part of the `agentcell.events.Event` union and importable from `agentcell.events` like every
+event; they live in their own module to keep `events.py` within the module size limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .usage import Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequestSent:
+    """What one request sends, for the teaching view: the messages (OpenAI shape) and the tools offered.
+
+    `messages` holds the request's messages from index `offset` on; the ones before were sent by
+    earlier requests of the slot, so a long run does not re-send its whole history every round.
+    """
+
+    run_id: str
+    slot: str
+    round: int
+    messages: tuple[dict[str, Any], ...] = ()
+    offset: int = 0
+    tools: tuple[str, ...] = ()
+    """Names of the tools this request offers (empty for a tool-free request)."""
+    kind: Literal["model_request"] = "model_request"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponseReceived:
+    """What one request got back, for the teaching view: the response parts as JSON."""
+
+    run_id: str
+    slot: str
+    round: int
+    parts: tuple[dict[str, Any], ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model_name: str = ""
+    kind: Literal["model_response"] = "model_response"
