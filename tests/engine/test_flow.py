@@ -269,9 +269,6 @@ async def test_tool_calls_work_inside_a_loop() -> None:
     assert isinstance(TextPart("x"), TextPart)
 
 
-@pytest.mark.skip(reason="KNOWN HANG (issue 14, open): after the issue-17 containment merge, Stop during a "
-                  "looped slot sometimes never returns when run after test_tool_calls_work_inside_a_loop; "
-                  "passes alone. Skipped so the suite cannot hang CI; to be fixed before issue 14 closes.")
 async def test_a_stopped_loop_resumes_at_the_unfinished_item() -> None:
     calls: list[int] = []
     hanging = asyncio.Event()
