@@ -30,7 +30,7 @@ from ..wire import scrub
 from .approvals import approval_capability
 from .budget import SlotBudget, exhausted_message, slot_budget
 from .calls import SlotCalls, SlotToolset
-from .contain import Containment, describe, stop_requested
+from .contain import Containment, cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns
 from .guard import GuardTrip
 from .requests import SlotRequests
@@ -165,7 +165,8 @@ class _AgentCall:
     async def run(self) -> AgentRunResult[Any]:
         state, name = self.state, self.requests.slot
         with request_scope(name, on_retry=functools.partial(_report_retry, state, name)):
-            return await self.agent.run(
+            run = functools.partial(
+                self.agent.run,
                 self.prompt,
                 message_history=self.past,
                 deps=state.deps,
@@ -175,6 +176,8 @@ class _AgentCall:
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
+            warn = functools.partial(state.warn, name)
+            return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
 
 
 def _agent_call(
