@@ -33,6 +33,15 @@ SECTION = (
     "# The question\n{{ question }}\n[[!answer{i}|use_tools=true, max_iter=3]]\n"
     "<checkpoint>\nEarlier you said {{ answer{i} }}. Was that right?\n[[bool:check{i}]]\n"
 )
+STRUCKDOWN_SECTION = (
+    "<header>Ticket batch {i}</header><system local>Be brief.</system>\n"
+    "[[@set:batch{i}|\"b{i}\"]] Any urgent? [[!bool:urgent{i}]]\n"
+    "{% for t in tickets %}Summarise {{ t.title }} ({{ loop.index }}). "
+    "[[extract+:quotes{i}|max_length=200]]{% endfor %}\n"
+    "{% if urgent{i} %}Who acts? [[owner{i}]]{% else %}When? [[date:due{i}|min=\"2024-01-01\"]]{% endif %}\n"
+    "<together>Sentiment? [[pick{1,2}:mood{i}|calm, angry, sad]] Score? [[int:score{i}|min=1, max=5]]</together>\n"
+    'Shade? [[pick:shade{i}|"light {{ batch{i} }}", "dark {{ batch{i} }}"]]\n<checkpoint>\n'
+)
 PROSE = "The quick brown fox jumps over the lazy dog; <b>bold</b> text, a[0] and {braces}.\n"
 
 
@@ -51,8 +60,20 @@ def repeat(unit: str, tail: str = "") -> Callable[[int], str]:
     return lambda size: unit * (size // len(unit)) + tail
 
 
+def struckdown_cell(size: int) -> str:
+    """Sections using struckdown's whole language (actions, lists, blocks with slots, together) up to `size`."""
+    parts, total, index = [], 0, 0
+    while total < size:
+        part = STRUCKDOWN_SECTION.replace("{i}", str(index)) + PROSE * 4
+        parts.append(part)
+        total += len(part)
+        index += 1
+    return "".join(parts)[:size].rsplit("<header>", 1)[0] + "[[last]]"
+
+
 SHAPES: dict[str, Callable[[int], str]] = {
     "realistic cell": realistic,
+    "struckdown language": struckdown_cell,
     "one big prose prompt": lambda size: PROSE * (size // len(PROSE)) + "{{ question }}\n[[answer]]",
     "dense {{ x }}": repeat("{{ x }} hello "),
     "many slots": lambda size: "".join(f"Q{i} [[s{i}]]\n" for i in range(size // 14)),

@@ -44,6 +44,8 @@ function getPurifier() {
       if (href !== null && !SAFE_HREF.test(href.trim())) node.removeAttribute("href");
       node.setAttribute("target", "_blank");
       node.setAttribute("rel", "noopener noreferrer");
+    } else if (tag === "PRE") {
+      node.setAttribute("tabindex", "0"); // a code block may scroll sideways: the keyboard must reach it
     } else if (tag === "IMG") {
       const src = (node.getAttribute("src") ?? "").trim();
       if (!SAFE_IMG.test(src)) {

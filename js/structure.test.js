@@ -21,6 +21,8 @@ const LAYERS = [
   ["view/", ["view/", "state.js", "format.js", "render/", "transcript.js"]],
   ["view.js", ["view/", "state.js", "render/dom.js", "transcript.js"]],
   ["widget.js", ["view.js", "widget.css"]],
+  ["batch/", ["batch/", "view.js", "format.js", "render/dom.js"]],
+  ["batch.js", ["batch/", "widget.css"]],
 ];
 
 function sources(dir = JS) {

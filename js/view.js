@@ -5,12 +5,13 @@
 // is touched at most once per frame whatever the event rate. The render is view/header.js,
 // view/slots.js and view/teaching.js; Copy / Download are view/export.js. What the person did
 // (teaching view on, Stop clicked, approvals sent…) is the one `ui` object of view/ui.js.
-import { displayStatus, TERMINAL } from "./state.js";
+import { displayStatus, pendingApprovals, TERMINAL } from "./state.js";
 import { h } from "./render/dom.js";
 import { buildTranscript } from "./transcript.js";
 import { connect, createScheduler } from "./view/comm.js";
 import { buildExport, wireExport } from "./view/export.js";
-import { buildHeader, renderElapsed, renderHeader } from "./view/header.js";
+import { placeFocus, focusedKey, settleFocus } from "./view/focus.js";
+import { buildHeader, renderElapsed, renderHeader, waitingFor } from "./view/header.js";
 import { createBody, renderBody, resetBody } from "./view/slots.js";
 import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
@@ -37,13 +38,17 @@ function render(ctx) {
   const { ui, store, parts } = ctx;
   if (ui.destroyed) return;
   try {
+    const focused = focusedKey(ctx.root) ?? ui.focusKept;
+    ui.focusKept = null;
     const status = displayStatus(ctx.model.get("status"), store.state);
     const ended = TERMINAL.has(status);
     if (ended) ui.stopping = false;
     renderHeader(parts.hd, ctx, status);
-    const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, onApprove: ctx.approve };
+    const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, reasons: ui.reasons, onApprove: ctx.approve };
     renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}`);
     renderTeaching(parts.teach, store.state, ui.teaching);
+    const pending = ended ? [] : pendingApprovals(store.state).filter((it) => !ui.sentApprovals.has(it.callId));
+    settleFocus(ctx.root, ui, focused, pending);
   } catch (err) {
     console.error("[agentcell] render failed", err);
   }
@@ -53,10 +58,15 @@ function render(ctx) {
 function wireActions(ctx) {
   const { hd } = ctx.parts;
   hd.stopBtn.addEventListener("click", () => {
-    if (hd.stopBtn.disabled) return;
+    if (hd.stopBtn.disabled || hd.stopBtn.getAttribute("aria-disabled") === "true") return;
     ctx.send({ kind: "stop" });
     ctx.ui.stopping = true;
     ctx.schedule();
+  });
+  hd.stopBtn.addEventListener("blur", () => ctx.schedule()); // an ended run's Stop is disabled once the focus left it
+  hd.gotoBtn.addEventListener("click", () => {
+    const waiting = waitingFor(ctx, displayStatus(ctx.model.get("status"), ctx.store.state));
+    if (waiting) placeFocus(ctx.root, `approval:${waiting.callId}`, { force: true });
   });
   hd.teachBtn.addEventListener("click", () => {
     ctx.ui.teaching = !ctx.ui.teaching;
@@ -66,6 +76,7 @@ function wireActions(ctx) {
     ctx.send({ kind: "approve", call_id: callId, approved, reason: approved ? null : reason });
     ctx.ui.sentApprovals.set(callId, approved);
     ctx.ui.sentVersion++;
+    ctx.ui.focusNext = `outcome:${callId}`; // the card is rebuilt: the focus goes to its outcome line
     ctx.schedule();
   };
   wireExport(ctx.parts.ex, ctx);
@@ -83,6 +94,8 @@ function createContext(model, opts) {
     }
   };
   ctx.reset = () => {
+    // A snapshot or a new run rebuilds the DOM outside a render: remember what had the focus.
+    ctx.ui.focusKept = focusedKey(ctx.root) ?? ctx.ui.focusKept;
     clearStore(ctx.store);
     resetBody(parts.body);
     parts.teach.key = {};

@@ -97,3 +97,18 @@ def test_nbconvert_html_export_shows_the_answers(offline_env: Path) -> None:
     html = out.read_text()
     assert html.count('class="agentcell-static" data-status="completed"') >= 1
     assert "Cognition and Emotion, led by Dr Ada Byron" in html
+
+
+def test_workshop_executed_by_papermill_saves_every_run(offline_env: Path) -> None:
+    pytest.importorskip("papermill")
+    src = ROOT / "notebooks" / "tool-calling-workshop.ipynb"
+    out = offline_env / "workshop.ipynb"
+    subprocess.run([sys.executable, "-m", "papermill", "--cwd", str(src.parent), "-k", "python3", str(src), str(out)],
+                   check=True, capture_output=True, timeout=400, cwd=src.parent)
+    nb = nbformat.read(out, as_version=4)
+    agent_cells = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%agent")]
+    assert len(agent_cells) >= 5
+    for cell in agent_cells:
+        html = _static(cell)
+        assert 'class="ac-head"' in html, cell.source.splitlines()[0]  # a transcript, not the empty placeholder
+        assert _status(html) in ("completed", "stopped", "halted", "budget_exhausted", "failed", "running")

@@ -369,6 +369,19 @@ async def test_stop_all_says_which_runs_it_stopped(ip: InteractiveShell) -> None
     assert ip.run_line_magic("agent", "stop").sentence() == "No run was going; nothing to stop."
 
 
+@pytest.mark.anyio
+async def test_agent_stop_also_stops_the_runs_show_started(ip: InteractiveShell) -> None:
+    from agentcell import show
+    from agentcell.frontends import PYTHON_RUNS
+
+    view = show("Explain photosynthesis. [[answer]]", model="offline:slow")
+    (shown,) = [h for h in PYTHON_RUNS.runs.values() if getattr(h, "widget", None) is view]
+    ip.run_cell_magic("agent", "-o slow_two -q -m offline:slow", "Explain respiration.\n[[answer]]")
+    stopped = ip.run_line_magic("agent", "stop")
+    assert stopped == 2 and stopped.sentence() == f"Stopped 2 runs: slow_two, run {shown.run_id}."
+    assert (await shown).status == (await ip.user_ns["slow_two"]).status == "stopped"
+
+
 def test_terminal_export_and_show_accept_the_result_o_bound(
     ip: InteractiveShell, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

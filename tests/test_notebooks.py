@@ -26,6 +26,17 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 # notebook → strings its executed outputs must contain; a tuple (a, b) means "a appears before b".
 EXPECTED: dict[str, list[str | tuple[str, str]]] = {
+    "batch.ipynb": [
+        "50 listings; the first one:\nA ceramic mug from a small shop in Norwich, priced at £58.05.",
+        "status: stopped\nfinished before Stop: True | never started: True",
+        ("status: stopped", "resumed from the journal: "),
+        "status: completed | every row completed: True",
+        "listing-01.txt  58.05      GBP completed",
+        "EUR          17  38.45",
+        "written: ['listings.csv', 'listings.parquet']",
+        "workers: 2",
+        "same values on Dask: True",
+    ],
     "quickstart.ipynb": [
         "widget bundle: ok",
         "status: stopped",
@@ -89,6 +100,27 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "undefined variable 'topc'; did you mean 'topic'?",
         "        ^",
         "text after the last slot is never sent to the model",
+        "option 'min' does not apply to a bool slot (it fits: date, datetime, int, number, time)",
+        # 7. the rest of the language (struckdown's)
+        "ideas = ['Live-code a tool', 'Stop a runaway loop', 'Replay offline']  (list)",
+        "ratings = [5, 3, 4]  (list)",
+        "requests: 3 (one was a validation retry)",
+        "complaint = 'the box was crushed'",
+        "review = 2026-03-10 15:00 (datetime, time zone set: True)",
+        "length = datetime.timedelta(seconds=5400)",
+        "author = Author(name='Ada', role='student')",
+        "reference time recorded: True",
+        "<Template '<cell>': slots [[extract:code]]",
+        "option 'max_length' does not apply to a bool slot",
+        "info = 'Research Methods, led by Dr Smith'  (str)",
+        "system: You are a terse tutor.\nuser: Course: PSYC605\nuser: What did I ask you first?",
+        "sentiment = 'negative'  (str)",
+        "reply = 'Sorry it was late.'  (str)",
+        "slots [[focus]], [[grade]]; variables essay",
+        "include cycle: loop.sd → loop.sd",
+        "summary = ['Paper stuck in tray 2.', 'User locked out.']  (list)",
+        ("reason = None  (NoneType)", "owner = 'The IT desk.'  (str)"),
+        "transcript keeps: ['draft', 'shade', 'draft#2']",
     ],
 }
 

@@ -27,7 +27,8 @@ SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     "complete_async": (engine.complete_async, ["on_halt", "credentials"], set()),
     "complete": (engine.complete, ["on_halt", "credentials"], set()),
     "complete_incremental_async": (engine.complete_incremental_async, ["on_halt", "credentials", "stream"], set()),
-    "show": (handle.show, [], {"approve"}),  # the widget's Approve / Deny buttons answer approvals
+    # The widget's Approve / Deny buttons answer approvals; `key` (which earlier run this one replaces) is the front's.
+    "show": (handle.show, ["key"], {"approve"}),
 }
 
 
@@ -103,8 +104,13 @@ def test_show_passes_every_keyword_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(handle, "launch", fake_launch)
     values = {name: value for name, value in _sentinels().items() if name != "approve"}
-    with pytest.raises(_Captured):
+
+
+    async def call() -> None:  # show() needs a running loop
         handle.show(compile_template("Hi [[answer]]"), **values)
+
+    with pytest.raises(_Captured):
+        asyncio.run(call())
     assert seen == [RunOptions(**values)]
 
 

@@ -39,3 +39,5 @@ def test_sdist_installs_without_node_and_ships_the_bundle(tmp_path: Path) -> Non
     bundle = site / "agentcell/static/widget.js"
     assert bundle.exists() and bundle.stat().st_size > 10_000
     assert (site / "agentcell/static/widget.css").exists()
+    assert (site / "agentcell/static/batch.js").stat().st_size > 10_000  # the batch widget's own bundle
+    assert (site / "agentcell/static/batch.css").exists()

@@ -9,10 +9,12 @@ import agentcell
 
 PUBLIC = [
     "AgentWidget", "AgentcellError", "ApprovalDecision", "BudgetExhausted", "Compaction", "EventLoopRunning",
-    "Halted", "LLM", "LLMCredentials", "ModelConfigError", "ProviderError", "ReplayDivergence", "RetryPolicy", "RunError", "RunHandle",
-    "RunOptions", "RunResult", "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
-    "__version__", "compile_template", "complete", "complete_async", "complete_incremental_async", "load_ipython_extension", "offline_model",
-    "openai_compatible", "readonly", "record", "replay", "resolve_model", "show", "stream", "tool",
+    "Halted", "LLM", "LLMCredentials", "ModelConfigError", "NoEventLoop", "ProviderError", "ReplayDivergence",
+    "RetryPolicy", "RunError", "RunHandle", "RunOptions", "RunResult", "StaticTranscript",
+    "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
+    "__version__", "action", "compile_template", "complete", "complete_async", "complete_incremental_async",
+    "load_ipython_extension", "map", "offline_model", "openai_compatible", "readonly", "record", "replay",
+    "resolve_model", "show", "static_transcript", "stop_all", "stream", "tool",
     "unload_ipython_extension",
 ]
 
@@ -25,7 +27,7 @@ def test_all_is_pinned_and_every_name_resolves() -> None:
 
 def test_errors_form_one_tree() -> None:
     errors = [getattr(agentcell, n) for n in PUBLIC if n.endswith(("Error", "Halted", "Exhausted", "Divergence",
-                                                                     "Running"))]
+                                                                     "Running", "Loop"))]
     assert all(issubclass(e, agentcell.AgentcellError) for e in errors)
 
 

@@ -78,3 +78,13 @@ export function syncChildren(parent, els) {
     cur = next;
   }
 }
+
+/**
+ * A <pre> of `text` (CSS caps it at 24em and scrolls it). One long enough to scroll is focusable, so a
+ * keyboard can scroll it too (WCAG 2.1.1; axe's scrollable-region-focusable).
+ */
+export function preBlock(cls, text) {
+  const s = String(text ?? "");
+  const rows = s.split("\n").reduce((n, line) => n + 1 + Math.floor(line.length / 100), 0);
+  return h("pre", { class: cls, tabindex: rows > 14 ? "0" : null }, s);
+}

@@ -1,6 +1,6 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
-import { h } from "./dom.js";
+import { h, preBlock } from "./dom.js";
 import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
@@ -24,13 +24,13 @@ function collapsible(part, cls, heading, text, { open = false } = {}) {
     "details",
     { class: ["agentcell-collapse", cls], data: { part }, open },
     h("summary", { class: "agentcell-collapse-summary" }, heading),
-    h("pre", { class: "agentcell-pre" }, text),
+    preBlock("agentcell-pre", text),
   );
 }
 
 function textBlock(part, cls, heading, text) {
   if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text);
-  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), h("pre", { class: "agentcell-pre" }, text));
+  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), preBlock("agentcell-pre", text));
 }
 
 function argsBlock(args) {
@@ -38,6 +38,33 @@ function argsBlock(args) {
   const isEmpty = typeof args === "object" && Object.keys(args).length === 0;
   if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, label("no_arguments"));
   return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args));
+}
+
+/** Approve, then the reason a denial carries, then Deny (the reason comes before the button it belongs to). */
+function approvalActions(item, ctx) {
+  const id = item.callId;
+  const reason = h("input", {
+    type: "text",
+    class: "agentcell-reason",
+    placeholder: label("reason"),
+    aria: { label: `Reason for denying ${item.name}` },
+    data: { "focus-key": `reason:${id}` },
+    on: { input: (e) => ctx.reasons?.set(id, e.target.value) },
+  });
+  reason.value = ctx.reasons?.get(id) ?? "";
+  const send = (approved) => () => ctx.onApprove(id, approved, reason.value.trim() || null);
+  const button = (cls, text, approved) =>
+    h("button", { type: "button", class: `agentcell-btn ${cls}`, aria: { label: `${text} ${item.name}` }, data: { "focus-key": `${cls}:${id}` }, on: { click: send(approved) } }, text);
+  return h("div", { class: "agentcell-approval-actions" }, button("agentcell-approve", "Approve", true), reason, button("agentcell-deny", "Deny", false));
+}
+
+/** The answer's line: focused after Approve / Deny (tabindex -1), so the focus stays in the card. */
+function approvalOutcome(item, state, sent) {
+  let text = label("not_answered");
+  if (state === "approved") text = label("approved");
+  else if (state === "denied") text = `${label("denied")}${item.resolved.reason ? `: ${item.resolved.reason}` : ""}`;
+  else if (state === "sent") text = label(sent ? "approval_sent" : "denial_sent");
+  return h("div", { class: "agentcell-approval-outcome", tabindex: "-1", data: { "focus-key": `outcome:${item.callId}` } }, text);
 }
 
 const RENDER = {
@@ -91,36 +118,19 @@ const RENDER = {
     let state = "pending";
     if (item.resolved) state = item.resolved.approved ? "approved" : "denied";
     else if (sent !== undefined) state = "sent";
-    const children = [
+    return h(
+      "div",
+      {
+        class: "agentcell-item agentcell-approval",
+        data: { "call-id": item.callId, approval: state, round: item.round, "focus-key": `approval:${item.callId}` },
+        role: "group",
+        aria: { label: `Approval for ${item.name}` },
+        tabindex: "-1",
+      },
       h("div", { class: "agentcell-approval-head" }, h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `), h("span", { class: "agentcell-tool-name" }, item.name)),
       argsBlock(item.args),
-    ];
-    if (state === "pending" && !ctx.ended) {
-      const reason = h("input", {
-        type: "text",
-        class: "agentcell-reason",
-        placeholder: "reason (optional, sent with a denial)",
-        aria: { label: `Reason for denying ${item.name}` },
-      });
-      const send = (approved) => () => ctx.onApprove(item.callId, approved, reason.value.trim() || null);
-      children.push(
-        h(
-          "div",
-          { class: "agentcell-approval-actions" },
-          h("button", { type: "button", class: "agentcell-btn agentcell-approve", aria: { label: `Approve ${item.name}` }, on: { click: send(true) } }, "Approve"),
-          h("button", { type: "button", class: "agentcell-btn agentcell-deny", aria: { label: `Deny ${item.name}` }, on: { click: send(false) } }, "Deny"),
-          reason,
-        ),
-      );
-    } else {
-      let text = "";
-      if (state === "approved") text = label("approved");
-      else if (state === "denied") text = `${label("denied")}${item.resolved.reason ? `: ${item.resolved.reason}` : ""}`;
-      else if (state === "sent") text = label(sent ? "approval_sent" : "denial_sent");
-      else text = label("not_answered");
-      children.push(h("div", { class: "agentcell-approval-outcome" }, text));
-    }
-    return h("div", { class: "agentcell-item agentcell-approval", data: { "call-id": item.callId, approval: state, round: item.round }, role: "group", aria: { label: `Approval for ${item.name}` } }, ...children);
+      state === "pending" && !ctx.ended ? approvalActions(item, ctx) : approvalOutcome(item, state, sent),
+    );
   },
 
   retry(item) {
@@ -146,7 +156,7 @@ const RENDER = {
       "details",
       { class: "agentcell-item agentcell-payload agentcell-teach-only", data: { part: `payload-${kind}`, kind, round: item.round } },
       h("summary", { class: "agentcell-collapse-summary" }, payloadSummary(kind, data)),
-      h("pre", { class: "agentcell-pre" }, formatJSON(rest)),
+      preBlock("agentcell-pre", formatJSON(rest)),
     );
   },
 

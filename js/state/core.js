@@ -15,6 +15,7 @@ export function emptyUsage() {
 export function createState() {
   return {
     v: 0,
+    pendingOut: 0, // characters streamed since the provider last reported usage (the token estimate)
     started: false,
     ended: false,
     runId: null,
@@ -53,6 +54,7 @@ export function newSlot(name, info) {
     required: !!info?.required,
     useTools: !!info?.use_tools,
     index: null,
+    limits: null, // slot_started.limits: this slot's effective ceiling (its max_iter within the run's)
     status: "pending", // pending | running | completed | stopped | halted | budget_exhausted | failed
     rounds: new Map(), // round number -> {round, v, items: []}
     currentRound: 1,

@@ -49,6 +49,7 @@ export function slotJSON(slot) {
     required: slot.required,
     use_tools: slot.useTools,
     index: nul(slot.index),
+    limits: nul(slot.limits),
     status: slot.status,
     kept: slot.kept,
     round_base: slot.roundBase,

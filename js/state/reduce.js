@@ -70,6 +70,28 @@ export function displayStatus(traitStatus, state) {
 }
 
 /** The usage of the slot that is running (or ran last), for the header meter. */
+/**
+ * The header's slot meters: the running (or last) slot's name, its effective ceiling (its own
+ * `max_iter` within the run's), and its requests counting the one in flight while it streams.
+ */
+export function currentSlotMeters(state) {
+  const slot = state.currentSlot !== null ? state.slots.get(state.currentSlot) : null;
+  if (!slot) return { name: null, usage: emptyUsage(), limits: state.limits ?? {}, requests: 0 };
+  let sent = 0;
+  for (const round of slot.rounds.values()) {
+    for (const it of round.items) if (it.type === "payload" && it.kind === "model_request") sent++;
+  }
+  const live = slot.status === "running" && !state.ended;
+  const requests = live ? Math.max(slot.usage.requests, sent) : slot.usage.requests;
+  return { name: slot.name, usage: slot.usage, limits: slot.limits ?? state.limits ?? {}, requests };
+}
+
+/** Output tokens to show: the provider's count, plus an estimate (4 characters a token) of text since. */
+export function shownOutputTokens(state) {
+  const estimate = state.ended ? 0 : Math.ceil(state.pendingOut / 4);
+  return { tokens: state.usage.output_tokens + estimate, estimated: estimate > 0 };
+}
+
 export function currentSlotUsage(state) {
   const slot = state.currentSlot !== null ? state.slots.get(state.currentSlot) : null;
   return slot ? slot.usage : emptyUsage();

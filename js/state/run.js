@@ -51,6 +51,7 @@ export const RUN_HANDLERS = {
     const slot = getSlot(state, ev.slot ?? state.currentSlot);
     if (slot) addUsageDelta(slot, state.usage, after), touch(slot);
     state.usage = after;
+    state.pendingOut = 0; // the provider's count replaces the estimate
   },
   retrying(state, ev) {
     const slot = getSlot(state, ev.slot);
@@ -76,6 +77,7 @@ export const RUN_HANDLERS = {
     state.earlyTermination = !!ev.early_termination;
     state.answer = ev.answer;
     if (ev.usage) state.usage = normUsage(ev.usage);
+    state.pendingOut = 0;
     state.endT = typeof ev.t === "number" ? ev.t : state.lastT;
     for (const [k, val] of Object.entries(ev)) {
       if (!COMPLETE_FIELDS.includes(k)) state.extra[k] = val;

@@ -32,6 +32,7 @@ export const SLOT_HANDLERS = {
     if (!slot) return;
     if (ev.slot_type != null) slot.type = String(ev.slot_type);
     if (typeof ev.index === "number") slot.index = ev.index;
+    if (ev.limits && typeof ev.limits === "object" && !Array.isArray(ev.limits)) slot.limits = ev.limits;
     startSlot(state, slot);
     touch(slot);
   },
@@ -41,6 +42,7 @@ export const SLOT_HANDLERS = {
     startSlot(state, slot);
     const r = getRound(slot, evRound(slot, ev.round)).round;
     slot.streamed.set(r, (slot.streamed.get(r) ?? "") + ev.text);
+    state.pendingOut += ev.text.length;
     slot.sawTokens = true;
     slot.answerV++;
     touch(slot);
@@ -49,6 +51,7 @@ export const SLOT_HANDLERS = {
     const slot = getSlot(state, ev.slot);
     if (!slot || typeof ev.text !== "string") return;
     startSlot(state, slot);
+    state.pendingOut += ev.text.length;
     const round = getRound(slot, evRound(slot, ev.round));
     const last = round.items[round.items.length - 1];
     if (last && last.type === "thinking") {

@@ -74,3 +74,12 @@ export const TOOL_HANDLERS = {
     touch(item, round, slot);
   },
 };
+
+/** Approval items not answered yet (no `approval_resolved`), run items first, then slot by slot, round by round. */
+export function pendingApprovals(state) {
+  const out = state.run.items.filter((it) => it.type === "approval" && !it.resolved);
+  for (const slot of state.slots.values()) {
+    for (const round of slot.rounds.values()) for (const it of round.items) if (it.type === "approval" && !it.resolved) out.push(it);
+  }
+  return out;
+}

@@ -68,6 +68,7 @@ export function connect(ctx, renderElapsed) {
     "change:final": () => (loadFinal(ctx), ctx.schedule()),
     "change:status": () => ctx.schedule(),
     "change:hint": () => ctx.schedule(),
+    "change:presentation": () => ctx.schedule(),
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(name, fn);
   const ticker = setInterval(() => {

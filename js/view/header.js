@@ -1,6 +1,6 @@
 // The header: model, offline badge, status, elapsed time, budget meters, tokens, cost, the context
 // gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
-import { currentSlotUsage, TERMINAL } from "../state.js";
+import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from "../state.js";
 import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setText } from "../render/dom.js";
 
@@ -11,7 +11,7 @@ function meterEl(cls, name) {
   const text = h("span", { class: "agentcell-meter-text" });
   const el = h(
     "span",
-    { class: ["agentcell-meter-item", cls], title: `${name} used by the current slot / ceiling per slot` },
+    { class: ["agentcell-meter-item", cls], title: `${name} used by the running slot / that slot's ceiling` },
     h("span", { class: "agentcell-meter-label" }, name, " "),
     text,
     h("span", { class: "agentcell-bar", "aria-hidden": "true" }, bar),
@@ -41,20 +41,35 @@ export function buildHeader(exportControls) {
   const hd = {
     modelEl: h("span", { class: "agentcell-model", title: "model" }),
     offlineEl: h("span", { class: "agentcell-badge agentcell-offline", hidden: true, title: OFFLINE_TITLE }, label("offline")),
+    // The dot is drawn by CSS, outside the live region, and has no text: only the status word is read.
+    dotEl: h("span", { class: "agentcell-status-dot", "aria-hidden": "true" }),
     statusEl: h("span", { class: "agentcell-status", role: "status", "aria-live": "polite" }),
+    gotoBtn: button("agentcell-goto-approval", {}, null, label("go_to_approval")),
     elapsedEl: h("span", { class: "agentcell-elapsed", title: "elapsed time" }, "0.0 s"),
     mReq: meterEl("agentcell-meter-requests", "requests"),
     mTools: meterEl("agentcell-meter-tools", "tool calls"),
-    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run)" }),
+    slotScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the running slot" }),
+    runScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the whole run" }, "run:"),
+    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ while estimated from the streamed text)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
     teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
     stopBtn: button("agentcell-stop", { label: "Stop the run" }, "Stop the run", "Stop"),
     hintEl: h("div", { class: "agentcell-hint", hidden: true }),
   };
-  const meter = h("div", { class: "agentcell-meter" }, hd.mReq.el, hd.mTools.el, hd.context.el, hd.tokensEl, hd.costEl);
+  const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.runScope, hd.tokensEl, hd.costEl);
   const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
-  const title = h("div", { class: "agentcell-title" }, h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"), hd.modelEl, hd.offlineEl, hd.statusEl, hd.elapsedEl);
+  hd.gotoBtn.hidden = true;
+  const title = h(
+    "div",
+    { class: "agentcell-title" },
+    h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"),
+    hd.modelEl,
+    hd.offlineEl,
+    h("span", { class: "agentcell-status-line" }, hd.dotEl, hd.statusEl),
+    hd.gotoBtn,
+    hd.elapsedEl,
+  );
   hd.el = h("div", { class: "agentcell-header" }, title, meter, actions);
   return hd;
 }
@@ -74,22 +89,41 @@ export function renderElapsed(hd, ctx, status) {
   setText(hd.elapsedEl, formatElapsed(elapsedSeconds(ctx, status)));
 }
 
+/** The approval the run waits for (not answered, not sent yet), or null. */
+export function waitingFor(ctx, status) {
+  if (TERMINAL.has(status)) return null;
+  return pendingApprovals(ctx.store.state).find((it) => !ctx.ui.sentApprovals.has(it.callId)) ?? null;
+}
+
+function statusText(state, status, waiting) {
+  if (waiting) return label("waiting_approval", { tool: waiting.name });
+  const shown = statusLabel(status);
+  return state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown;
+}
+
 function renderTitle(hd, ctx, status) {
   const { state } = ctx.store;
   const root = ctx.root;
+  const waiting = waitingFor(ctx, status);
   setAttr(root, "data-status", status);
+  setAttr(root, "data-waiting", waiting ? "approval" : null);
   setAttr(root, "data-teaching", ctx.ui.teaching ? "true" : "false");
+  setAttr(root, "data-size", ctx.model.get("presentation") ? "presentation" : null);
   setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
   hd.offlineEl.hidden = !state.offline;
   setAttr(root, "data-offline", state.offline ? "true" : null);
-  const shown = statusLabel(status);
-  setText(hd.statusEl, state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown);
+  setText(hd.statusEl, statusText(state, status, waiting));
+  hd.gotoBtn.hidden = !waiting;
+  setAttr(hd.gotoBtn, "aria-label", waiting ? `${label("go_to_approval")}: ${waiting.name}` : null);
   renderElapsed(hd, ctx, status);
 }
 
 function renderButtons(hd, ctx, ended) {
   const { ui } = ctx;
-  hd.stopBtn.disabled = ended;
+  // A focused Stop stays focusable once the run ended (aria-disabled only), so the focus is not dropped
+  // to <body>; it becomes `disabled` when the focus leaves it (view.js re-renders on blur).
+  const focused = hd.stopBtn.ownerDocument.activeElement === hd.stopBtn;
+  hd.stopBtn.disabled = ended && !focused;
   setAttr(hd.stopBtn, "aria-disabled", ended ? "true" : "false");
   setText(hd.stopBtn, !ended && ui.stopping ? "Stopping…" : "Stop");
   setAttr(hd.stopBtn, "data-stopping", ui.stopping && !ended ? "true" : null);
@@ -110,14 +144,16 @@ function meterSet(m, used, limit) {
 }
 
 function renderMeters(hd, state) {
-  const lim = state.limits ?? {};
-  const su = currentSlotUsage(state);
-  meterSet(hd.mReq, su.requests, lim.requests);
-  meterSet(hd.mTools, su.tool_calls, lim.tool_calls);
+  const sm = currentSlotMeters(state);
+  setText(hd.slotScope, sm.name === null ? "slot:" : `slot ${sm.name}:`);
+  meterSet(hd.mReq, sm.requests, sm.limits.requests);
+  meterSet(hd.mTools, sm.usage.tool_calls, sm.limits.tool_calls);
   const u = state.usage;
-  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${formatCount(u.output_tokens)} out`);
+  const out = shownOutputTokens(state);
+  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${out.estimated ? "~" : ""}${formatCount(out.tokens)} out`);
   setAttr(hd.tokensEl, "data-input", u.input_tokens);
-  setAttr(hd.tokensEl, "data-output", u.output_tokens);
+  setAttr(hd.tokensEl, "data-output", out.tokens);
+  setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
   const cost = formatCost(u.cost);
   hd.costEl.hidden = cost === "";
   setText(hd.costEl, cost);

@@ -45,7 +45,8 @@ function newSlotView(slot) {
     md: h("div", { class: "agentcell-markdown" }),
     value: h("pre", { class: "agentcell-value", hidden: true }),
     stoppedMark: h("div", { class: "agentcell-answer-stopped", hidden: true }),
-    error: h("div", { class: "agentcell-slot-error", hidden: true, role: "alert" }),
+    // Not an alert: the header's status already announces the run's end (one announcement per change).
+    error: h("div", { class: "agentcell-slot-error", hidden: true }),
     rounds: new Map(),
     items: new WeakMap(),
     key: null,
@@ -54,7 +55,8 @@ function newSlotView(slot) {
   sv.section = h(
     "section",
     { class: "agentcell-slot", data: { slot: slot.name }, aria: { label: `slot ${slot.name}` } },
-    h("div", { class: "agentcell-slot-head" }, sv.nameEl, sv.typeEl, sv.statusE, sv.usageEl),
+    // A heading per slot (and per round, below) lets a screen reader jump through a long run.
+    h("h3", { class: "agentcell-slot-head" }, sv.nameEl, " ", sv.typeEl, " ", sv.statusE, " ", sv.usageEl),
     sv.timeline,
     sv.answer,
     sv.error,
@@ -81,7 +83,7 @@ function roundView(sv, round) {
   let rv = sv.rounds.get(round.round);
   if (!rv) {
     const items = h("div", { class: "agentcell-round-items" });
-    const heading = h("div", { class: "agentcell-round-label" }, label("round", { round: round.round }));
+    const heading = h("h4", { class: "agentcell-round-label" }, label("round", { round: round.round }));
     rv = { el: h("div", { class: "agentcell-round", data: { round: round.round } }, heading, items), items, key: null };
     sv.rounds.set(round.round, rv);
   }

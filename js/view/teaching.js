@@ -1,7 +1,7 @@
 // The teaching panel: the tools offered to the model (with their JSON schemas) and the events this
 // widget does not know yet. Per-round payloads and request rows live in the slot timelines.
 import { formatJSON, plural } from "../format.js";
-import { h, syncChildren } from "../render/dom.js";
+import { h, preBlock, syncChildren } from "../render/dom.js";
 
 function schemaOf(s) {
   return s ? (s.parameters_json_schema ?? s.parameters ?? s.input_schema) : undefined;
@@ -19,7 +19,7 @@ function toolDeclaration(name, s) {
           "details",
           { class: "agentcell-collapse agentcell-tool-schema", data: { part: `schema-${name}`, tool: name }, open: true },
           h("summary", { class: "agentcell-collapse-summary" }, "parameters (JSON schema)"),
-          h("pre", { class: "agentcell-pre agentcell-tool-schema-json" }, formatJSON(schema)),
+          preBlock("agentcell-pre agentcell-tool-schema-json", formatJSON(schema)),
         )
       : null,
   );
@@ -35,7 +35,7 @@ export function toolDeclarations(tools, schemas) {
   const out = [h("div", { class: "agentcell-label" }, n ? `${plural(n, "tool")} offered to the model:` : "no tools offered")];
   if (n) out.push(h("ul", { class: "agentcell-tool-list" }, [...byName].map(([name, s]) => toolDeclaration(name, s))));
   // Some other shape: shown as it came.
-  if (schemas != null && !structured) out.push(h("pre", { class: "agentcell-pre agentcell-tool-schemas" }, formatJSON(schemas)));
+  if (schemas != null && !structured) out.push(preBlock("agentcell-pre agentcell-tool-schemas", formatJSON(schemas)));
   return out;
 }
 
@@ -45,7 +45,7 @@ export function buildTeaching() {
   const el = h(
     "div",
     { class: "agentcell-teaching agentcell-teach-only" },
-    h("div", { class: "agentcell-teach-title" }, "Teaching view"),
+    h("h3", { class: "agentcell-teach-title" }, "Teaching view"),
     toolsEl,
     h("div", { class: "agentcell-teach-note agentcell-muted" }, "Per-round requests and responses appear in each round when the kernel sends them."),
     unknownEl,
@@ -68,7 +68,7 @@ export function renderTeaching(tp, state, teaching) {
     if (state.unknown.length) {
       syncChildren(tp.unknownEl, [
         h("div", { class: "agentcell-label" }, `events this widget does not know yet (${state.unknownCount}):`),
-        h("pre", { class: "agentcell-pre" }, formatJSON(state.unknown)),
+        preBlock("agentcell-pre", formatJSON(state.unknown)),
       ]);
     } else tp.unknownEl.replaceChildren();
   }

@@ -12,6 +12,14 @@ export function createUI(now) {
     sentApprovals: new Map(),
     /** Bumped on every approval sent (a render key). */
     sentVersion: 0,
+    /** call_id → the denial reason typed so far (kept when the card is rebuilt). */
+    reasons: new Map(),
+    /** Pending approvals already offered the focus (call_ids). */
+    seenApprovals: new Set(),
+    /** The `data-focus-key` to focus after the next render (set by Approve / Deny). */
+    focusNext: null,
+    /** The `data-focus-key` focused when a reset (snapshot) cleared the DOM, restored by the next render. */
+    focusKept: null,
     /** The kernel clock `t` (seconds since run start) observed at local time `at` (ms). */
     elapsedAnchor: { t: 0, at: now },
     /** The largest elapsed time shown so far (the clock never runs backwards). */

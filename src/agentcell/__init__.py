@@ -8,7 +8,8 @@ In a notebook::
     Who leads PSYC605? [[answer]]
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
-`RunOptions`' fields), and the `readonly` / `tool` decorators. Code written for struckdown runs with
+`RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, the
+`readonly` / `tool` decorators and `action` (template actions). Code written for struckdown runs with
 `import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
 read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
 anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
@@ -38,9 +39,14 @@ _EXPORTS: dict[str, str] = {
     "openai_compatible": "agentcell.providers",
     "RetryPolicy": "agentcell.providers",
     "show": "agentcell.handle",
+    "stop_all": "agentcell.frontends",
+    "static_transcript": "agentcell.static_output",
+    "StaticTranscript": "agentcell.static_output",
+    "map": "agentcell.batch",
     "RunHandle": "agentcell.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
+    "action": "agentcell.actions",
     "RunResult": "agentcell.result",
     "AgentWidget": "agentcell.widget",
     "resolve_model": "agentcell.models",
@@ -57,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "ReplayDivergence": "agentcell.errors",
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
+    "NoEventLoop": "agentcell.errors",
 }
 
 __all__ = [
@@ -70,6 +77,7 @@ __all__ = [
     "Halted",
     "LLMCredentials",
     "ModelConfigError",
+    "NoEventLoop",
     "ProviderError",
     "ReplayDivergence",
     "RetryPolicy",
@@ -77,16 +85,19 @@ __all__ = [
     "RunHandle",
     "RunOptions",
     "RunResult",
+    "StaticTranscript",
     "TemplateRenderError",
     "TemplateSyntaxError",
     "ToolDefinitionError",
     "UndefinedVariableError",
     "__version__",
+    "action",
     "compile_template",
     "complete",
     "complete_async",
     "complete_incremental_async",
     "load_ipython_extension",
+    "map",
     "offline_model",
     "openai_compatible",
     "readonly",
@@ -94,12 +105,16 @@ __all__ = [
     "replay",
     "resolve_model",
     "show",
+    "static_transcript",
+    "stop_all",
     "stream",
     "tool",
     "unload_ipython_extension",
 ]
 
 if TYPE_CHECKING:
+    from .actions import action
+    from .batch import map
     from .credentials import LLM, LLMCredentials
     from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
@@ -108,6 +123,7 @@ if TYPE_CHECKING:
         EventLoopRunning,
         Halted,
         ModelConfigError,
+        NoEventLoop,
         ProviderError,
         ReplayDivergence,
         RunError,
@@ -116,11 +132,13 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         UndefinedVariableError,
     )
+    from .frontends import stop_all
     from .handle import RunHandle, show
     from .models import offline_model, record, resolve_model
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
     from .result import RunResult
+    from .static_output import StaticTranscript, static_transcript
     from .template import compile_template
     from .tools import readonly, tool
     from .widget import AgentWidget

@@ -12,6 +12,7 @@
     * BudgetExhausted            a slot hit its ceiling of requests, tool calls or tokens
   * ReplayDivergence             a `--replay` cassette does not match the run being replayed
   * EventLoopRunning             a synchronous entry point was called inside a running event loop
+  * NoEventLoop                  `show()` was called where no event loop runs (a plain script)
 
 * JournalWarning (UserWarning)   a journal row could not be read and was left out
 
@@ -126,6 +127,14 @@ class EventLoopRunning(AgentcellError, RuntimeError):
     """`complete()` was called where an event loop is already running (Jupyter, async code).
 
     Nesting loops (nest_asyncio) loses widget messages in ipykernel 7, so agentcell refuses instead.
+    """
+
+
+class NoEventLoop(AgentcellError, RuntimeError):
+    """`show()` was called where no event loop runs (a plain `python script.py`, a sync marimo script run).
+
+    A live view needs a loop to run on between cells; a script has none, so agentcell says what to use
+    instead of letting asyncio's own error surface.
     """
 
 

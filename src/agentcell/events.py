@@ -76,6 +76,8 @@ class SlotStarted(SlotKey):
     slot: str
     slot_type: str
     index: int
+    limits: Limits | None = None
+    """This slot's effective ceiling (its `max_iter=`/`max_calls=` within the run's); the meters show it."""
     kind: Literal["slot_started"] = "slot_started"
 
 

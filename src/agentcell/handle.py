@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
@@ -18,7 +20,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
-from .events import ApprovalRequested, Event, RunStatus, Usage
+from .errors import NoEventLoop
+from .events import ApprovalRequested, Event, RunStatus, RunWarning, Usage
 from .journal import JournalOption
 from .launch import LaunchSpec, start
 from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
@@ -27,6 +30,9 @@ from .result import RunResult
 from .template.program import Template
 from .transcript import Transcript
 from .widget import AgentWidget
+
+REPLACED = "replaced by a newer run: this one was stopped"
+"""What a replaced run's view says (a re-run cell, or `show()` again with the same `key=`)."""
 
 
 class RunHandle:
@@ -43,6 +49,8 @@ class RunHandle:
         self.widget = widget
         self.loop = loop
         self.task: asyncio.Task[None] | None = None
+        self.superseded = False
+        """Whether a newer run from the same place replaced (and stopped) this one."""
         self._watchers: list[Callable[[Event], None]] = []
 
     # ---- reading ---------------------------------------------------------------------------
@@ -122,6 +130,17 @@ class RunHandle:
         """Stop the run. Safe from any thread (Stop clicks may arrive on a kernel subshell thread)."""
         self.run.cancel()
 
+    def supersede(self) -> None:
+        """Stop the run because a newer run from the same cell or `key=` replaced it; its view says so.
+
+        Called on the run's loop (by `RunRegistry.add`, where the newer run starts).
+        """
+        if self.done:
+            return
+        self.superseded = True
+        self._show(RunWarning(run_id=self.run_id, slot=None, message=REPLACED))
+        self.cancel()
+
     def __await__(self) -> Generator[Any, None, RunResult]:
         return self._wait().__await__()
 
@@ -160,8 +179,11 @@ class RunHandle:
             fn(event)
 
 
-def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None) -> RunHandle:
+def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation: object = None) -> RunHandle:
     """Start the run as a task on the running loop (the kernel's) and return its handle at once.
+
+    With a `registry`, the run is kept there and replaces the runs `spec.key` started before (those of
+    the same `generation`, one execution of a cell, are left alone; see `RunRegistry.add`).
 
     Raises (before any model call) whatever the engine's `start_run` raises: template, tool and
     model configuration errors.
@@ -177,7 +199,7 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None) -> RunHandl
         view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve)
     handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:
-        registry.add(spec.key or run.run_id, handle)
+        registry.add(handle, place=spec.key, generation=generation)
     return handle
 
 
@@ -224,13 +246,22 @@ def show(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
+    key: str | AgentWidget | None = None,
 ) -> AgentWidget:
-    """Start a run on the running loop and return its live widget (marimo, Python inside a loop).
+    """Start a run on the running loop and return its live widget (marimo, Jupyter, Python inside a loop).
 
-    The keywords are `RunOptions`' fields except `approve`: the widget's Approve / Deny buttons answer.
+    The keywords are `RunOptions`' fields except `approve` (the widget's Approve / Deny buttons
+    answer), then `key`. A run replaces the one started before from the same place: the same marimo
+    or Jupyter cell, or the same `key` (a string, or the widget of the run to replace); the replaced
+    run is stopped and its view says so. Elsewhere nothing is replaced (`stop_all()` stops every run).
+
+    Raises:
+        NoEventLoop: no event loop runs here (a plain script): use `complete()` there.
     """
     from .template import compile_template
 
+    _require_loop()
     options = RunOptions(
         context=context,
         model=model,
@@ -246,8 +277,29 @@ def show(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     compiled = compile_template(template) if isinstance(template, str) else template
-    handle = launch(LaunchSpec(template=compiled, options=options, hints="python"))
+    return _show(LaunchSpec(template=compiled, options=options, hints="python"), key=key)
+
+
+def _show(spec: LaunchSpec, *, key: str | AgentWidget | None) -> AgentWidget:
+    from .frontends import PYTHON_RUNS, keep_transcript_in_marimo, place_of_call, remember
+
+    place = place_of_call(key)
+    handle = launch(replace(spec, key=place.key), registry=PYTHON_RUNS, generation=place.generation)
     assert handle.widget is not None
+    remember(handle.widget, place)
+    if place.marimo_cell is not None:
+        keep_transcript_in_marimo(handle, handle.widget, place.marimo_cell)
     return handle.widget
+
+
+def _require_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise NoEventLoop(
+            "show() needs a running event loop (a Jupyter or marimo notebook, or async code); "
+            "in a script use `result = agentcell.complete(...)`"
+        ) from None

@@ -78,7 +78,7 @@ def build_spec(
     template = compile_template(cell, name="<%%agent cell>")
     ctx = namespace_snapshot(user_ns, hidden)
     ctx.update(context or {})
-    template.check_context(list(ctx))
+    template.check_context(ctx)  # the mapping: custom-named @action functions are found by their values
     options = RunOptions(
         context=ctx,
         model=cassette_model(model, record=record, replay=replay),

@@ -85,10 +85,11 @@ class AgentCommands:
             raise UsageError(str(exc)) from None
 
     def _cmd_stop(self, rest: list[str]) -> int:
+        from .frontends import PYTHON_RUNS
         from .tool_table import Stopped
 
-        if not rest or rest == ["all"]:
-            return Stopped.of([self._run_name(h) for h in self.registry.stop_all()])
+        if not rest or rest == ["all"]:  # the cells' runs, then those `agentcell.show()` started
+            return Stopped.of([self._run_name(h) for h in [*self.registry.stop_all(), *PYTHON_RUNS.stop_all()]])
         if len(rest) != 1:
             raise UsageError("usage: %agent stop [all | NAME]")
         handle = self._handle(rest[0])

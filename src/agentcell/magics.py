@@ -21,6 +21,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Int, Unicode
 
+from .batch_args import batch_arguments
 from .errors import AgentcellError, TemplateSyntaxError
 from .magic_commands import AgentCommands
 from .registry import RunRegistry
@@ -72,11 +73,14 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
+    @batch_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run the cell as a template; the widget streams the run and Stop cancels it."""
+        if "--over" in line:
+            return self._batch(line, cell) and None
         spec = self.prepare(line, cell)
         if _running_loop() is None:
             from .terminal import run_in_terminal
@@ -96,6 +100,10 @@ class AgentMagics(AgentCommands, Magics):
 
     async def agent_wait(self, line: str, cell: str) -> Any:
         """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+        if "--over" in line:
+            from .batch_launch import wait_batch
+
+            return await wait_batch(self._batch(line, cell))
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
         if handle.widget is not None:
@@ -118,9 +126,10 @@ class AgentMagics(AgentCommands, Magics):
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
 
-    def _spec(self, args: Any, cell: str) -> LaunchSpec:
+    def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .launch import build_spec
 
+        build_spec = build or build_spec
         for flag in ("max_iter", "max_calls", "max_tokens"):
             value = getattr(args, flag)
             if value is not None and value < 1:
@@ -145,6 +154,20 @@ class AgentMagics(AgentCommands, Magics):
             output=args.output,
             shell=self.ip,
         )
+
+    def _batch(self, line: str, cell: str) -> Any:
+        """`--over`: start the batch, show its widget, bind it with `-o` (batch_launch.py)."""
+        from .batch_launch import batch_spec, launch_from_cell
+
+        args = parse_argstring(self.agent, line)
+        try:
+            spec, batch = launch_from_cell(args, lambda: self._spec(args, cell, build=batch_spec),
+                                           lambda expr: self._eval(expr, "--over", object), self.registry)
+        except TemplateSyntaxError as exc:
+            raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+        return self._bind(spec, batch)
 
     def _launch(self, spec: LaunchSpec) -> Any:
         from .handle import launch

@@ -43,8 +43,8 @@ def notebook_tools(user_ns: Mapping[str, Any], names: Sequence[str] | None) -> l
     return [v for k, v in user_ns.items() if not k.startswith("_") and callable(v) and policy_of(v) is not None]
 
 
-def current_cell_id(shell: Any) -> str | None:
-    """The front end's cell id of the executing cell (JupyterLab and VS Code send one), if any."""
+def current_parent(shell: Any) -> Mapping[str, Any] | None:
+    """The request the kernel is executing now (its header identifies this execution of the cell), if any."""
     kernel = getattr(shell, "kernel", None)
     parent: Any = None
     if kernel is not None and hasattr(kernel, "get_parent"):
@@ -54,7 +54,11 @@ def current_cell_id(shell: Any) -> str | None:
             parent = kernel.get_parent("shell")
     if not parent:
         parent = getattr(shell, "parent_header", None)
-    if not isinstance(parent, Mapping):
-        return None
-    cell_id = parent.get("metadata", {}).get("cellId")
+    return parent if isinstance(parent, Mapping) and parent else None
+
+
+def current_cell_id(shell: Any) -> str | None:
+    """The front end's cell id of the executing cell (JupyterLab and VS Code send one), if any."""
+    parent = current_parent(shell)
+    cell_id = parent.get("metadata", {}).get("cellId") if parent is not None else None
     return str(cell_id) if cell_id else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 from pydantic_ai import Tool
@@ -108,3 +109,6 @@ class RunOptions:
     """`None`: the default journal folder; `False`: none; `True`, a folder or a `.jsonl` path."""
     resume_from: RunResult | None = None
     """A stopped run's result to go on from as its next segment (same template and context expected)."""
+    now: datetime | None = None
+    """The run's reference time for `date`/`datetime`/… slots ("next Tuesday"); `None`: the clock when the run
+    starts, in the kernel's time zone (a resumed run keeps its first)."""

@@ -53,6 +53,8 @@ class RunResult:
     """Answer slot name → the messages its agent run added (a stopped slot's finished rounds too); resume uses it."""
     segment: int = 1
     """1 for a run that was never resumed; each `resume()` adds one."""
+    reference_time: str | None = None
+    """The instant "now" meant for the run's temporal slots (ISO 8601 with its UTC offset)."""
 
     def __repr__(self) -> str:
         # A `--wait` cell shows this as its value: keep it to what a person reads, not every message.
@@ -107,6 +109,7 @@ class RunResult:
             "limits": to_jsonable_python(self.limits),
             "history_length": self.history_length,
             "segment": self.segment,
+            "reference_time": self.reference_time,
             "messages": ModelMessagesTypeAdapter.dump_python(list(self.messages), mode="json"),
         }
         return json.dumps(data, ensure_ascii=False)

@@ -29,29 +29,34 @@ UNFINISHED = "still running when this output was saved"
 # Scoped to the rendering; JupyterLab's theme variables with neutral fallbacks. Renderers that strip
 # <style> (GitHub, sanitizers) still get readable semantic HTML. The first rule hides the widget
 # output just before this one when it holds no rendered view (JupyterLab without a kernel shows
-# "Loading widget..." there; nbconvert without the widget CDNs shows nothing).
+# "Loading widget..." there; nbconvert without the widget CDNs shows nothing); a transcript shown on
+# its own (`data-alone`, `static_transcript()`) hides nothing. Outside JupyterLab the fallbacks
+# inherit the page's colours, so marimo's dark theme and nbconvert's light page both read well.
 _CSS = """
-.jp-OutputArea-child:has(+ .jp-OutputArea-child .agentcell-static:not(:empty)):not(
+.jp-OutputArea-child:has(+ .jp-OutputArea-child .agentcell-static:not(:empty):not([data-alone])):not(
  :has(.agentcell)){display:none}
 .agentcell-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
- color:var(--jp-ui-font-color1,#1f1f1f);border:1px solid var(--jp-border-color2,#d0d0d0);
+ color:var(--jp-ui-font-color1,inherit);border:1px solid var(--jp-border-color2,rgba(128,128,128,.4));
  border-radius:6px;padding:8px 12px;max-width:100%;overflow-wrap:anywhere}
 .agentcell-static pre{white-space:pre-wrap;margin:4px 0;padding:6px 8px;max-height:24em;overflow:auto;
- background:var(--jp-layout-color2,#f3f3f3);border-radius:4px;font-size:12px}
-.agentcell-static .ac-head{margin:0 0 6px 0;color:var(--jp-ui-font-color2,#555)}
-.agentcell-static .ac-slot{margin:8px 0 0 0;border-top:1px solid var(--jp-border-color2,#e0e0e0);padding-top:6px}
-.agentcell-static .ac-muted,.agentcell-static .ac-thinking{color:var(--jp-ui-font-color2,#666)}
-.agentcell-static .ac-narration{color:var(--jp-ui-font-color2,#666);border-left:3px solid
- var(--jp-border-color1,#bbb);margin:4px 0;padding-left:8px}
-.agentcell-static .ac-tool{border:1px solid var(--jp-border-color2,#ddd);border-radius:4px;margin:4px 0;padding:4px 8px}
-.agentcell-static .ac-error{color:var(--jp-error-color1,#b3261e)}
+ background:var(--jp-layout-color2,rgba(128,128,128,.12));border-radius:4px;font-size:12px}
+.agentcell-static .ac-head{margin:0 0 6px 0;color:var(--jp-ui-font-color2,inherit)}
+.agentcell-static .ac-slot{margin:8px 0 0 0;border-top:1px solid var(--jp-border-color2,rgba(128,128,128,.3));
+ padding-top:6px}
+.agentcell-static .ac-muted,.agentcell-static .ac-thinking{color:var(--jp-ui-font-color2,inherit)}
+.agentcell-static .ac-narration{color:var(--jp-ui-font-color2,inherit);border-left:3px solid
+ var(--jp-border-color1,rgba(128,128,128,.5));margin:4px 0;padding-left:8px}
+.agentcell-static .ac-tool{border:1px solid var(--jp-border-color2,rgba(128,128,128,.35));border-radius:4px;
+ margin:4px 0;padding:4px 8px}
+.agentcell-static .ac-error{color:var(--jp-error-color1,#d32f2f)}
 .agentcell-static .ac-answer{margin-top:6px}
 .agentcell-static .ac-answer p{margin:4px 0}
 .agentcell-static .ac-answer pre{white-space:pre}
 .agentcell-static .ac-answer table{border-collapse:collapse}
-.agentcell-static .ac-answer th,.agentcell-static .ac-answer td{border:1px solid var(--jp-border-color2,#ccc);
+.agentcell-static .ac-answer th,.agentcell-static .ac-answer td{border:1px solid
+ var(--jp-border-color2,rgba(128,128,128,.4));
  padding:2px 6px}
-.agentcell-static .ac-round-label{color:var(--jp-ui-font-color2,#555);font-size:12px;margin-top:4px}
+.agentcell-static .ac-round-label{color:var(--jp-ui-font-color2,inherit);font-size:12px;margin-top:4px}
 .agentcell-static h3.ac-slot-name{font-size:13px;margin:0}
 """
 
@@ -103,8 +108,11 @@ def _slot_html(slot: Slot, *, ended: bool) -> str:
     return "".join(out)
 
 
-def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None) -> str:
-    """The whole run as self-contained HTML (a `<style>` block plus semantic markup)."""
+def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None, *, alone: bool = False) -> str:
+    """The whole run as self-contained HTML (a `<style>` block plus semantic markup).
+
+    `alone`: shown on its own rather than as the widget's twin (it then never hides the output before it).
+    """
     model = tr.model or str((provenance or {}).get("model", ""))
     head = [f"<strong>%%agent</strong> · model <code>{e(model or '?')}</code>"]
     if tr.offline:
@@ -112,7 +120,8 @@ def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None)
     head += [f"<strong>{e(status_label(tr.status))}</strong>", f"{tr.elapsed:.1f} s", e(_usage_text(tr.usage))]
     if not tr.ended:
         head.append(f"<em>{e(UNFINISHED)}</em>")
-    out = [f'<div class="agentcell-static" data-status="{e(tr.status)}">', f"<style>{_CSS}</style>",
+    marker = " data-alone" if alone else ""
+    out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{_CSS}</style>",
            f'<div class="ac-head">{" · ".join(head)}</div>']
     out += [item_html(item, ended=tr.ended) for item in tr.items]
     out += [_slot_html(slot, ended=tr.ended) for slot in tr.slots.values()]
@@ -139,9 +148,11 @@ def transcript_text(tr: Transcript, provenance: Mapping[str, Any] | None = None)
     return "\n".join(lines)
 
 
-def render_html(events: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None) -> str:
+def render_html(
+    events: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None, *, alone: bool = False
+) -> str:
     """Wire events (the widget's final log) as the static HTML transcript."""
-    return transcript_html(Transcript.from_wire(events), provenance)
+    return transcript_html(Transcript.from_wire(events), provenance, alone=alone)
 
 
 def render_text(events: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None) -> str:

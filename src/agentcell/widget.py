@@ -80,6 +80,8 @@ class AgentWidget(anywidget.AnyWidget):
     `transcript: {"openai": [...], "pydantic_ai": [...]}` for exact exports); empty while it runs."""
     hint = traitlets.Unicode("").tag(sync=True)
     """A short note under the header (e.g. how to stop on older kernels)."""
+    presentation = traitlets.Bool(False).tag(sync=True)
+    """Larger text for a projector (workshops); JupyterLab's View › Presentation Mode does the same for every run."""
 
     def __init__(
         self, *, flush_interval: float = 0.05, provenance: dict[str, Any] | None = None, **kwargs: Any

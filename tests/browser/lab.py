@@ -34,6 +34,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+# The checkout these tests belong to: its `src` goes first on the kernel's path, so the widget bundle
+# (`src/agentcell/static/`) and the Python package under test are this tree's, not an installed copy's.
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @dataclass
@@ -97,7 +100,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(cfg), "JUPYTER_RUNTIME_DIR": str(rt),
            "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(cfg / "ws"),
-           "AGENTCELL_MODEL": "offline"}
+           "AGENTCELL_MODEL": "offline",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)}
     log = open(base_dir / "lab.log", "wb")  # noqa: SIM115 - closed at teardown
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",

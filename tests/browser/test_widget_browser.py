@@ -60,12 +60,13 @@ def scripted(answer, *, thinking="I should look the course up.", narration="Let 
     return FunctionModel(stream_function=fn)
 
 def show(answer, **kw):
-    return agentcell.show("Who leads PSYC605? [[answer|use_tools=true]]", model=scripted(answer, **kw),
+    return agentcell.show("Who leads PSYC605? [[answer|use_tools=true, max_iter=3]]", model=scripted(answer, **kw),
                           tools=[lookup])
 '''
 
 ANSWER = ("## Who leads PSYC605\n\n**Dr Ada Lovelace** leads *Research Methods*.\n\n"
-          "- taught in autumn\n- 20 credits\n\nSee [the handbook](https://example.org/psyc605).")
+          "- taught in autumn\n- 20 credits\n\n```\nenrol PSYC605\n```\n\n"
+          "See [the handbook](https://example.org/psyc605).")
 
 XSS = [
     "<script>window.__pwned='script'</script>",
@@ -111,6 +112,12 @@ def test_a_run_renders_every_element_and_is_screenshotted_in_light_and_dark(lab:
     expect(widget).to_have_attribute("data-status", "running")
     wait_for_words(answer, 3)
     assert widget.get_attribute("data-status") == "running"
+    # Meters mid-stream: the slot's own ceiling (max_iter=3), the answering request counted while it
+    # streams, output tokens moving as an estimate until the provider's count arrives.
+    meter = widget.locator(".agentcell-meter-requests")
+    assert (meter.get_attribute("data-limit"), meter.get_attribute("data-used")) == ("3", "2")
+    assert widget.locator(".agentcell-tokens").get_attribute("data-estimated") == "true"
+    expect(widget.locator(".agentcell-meter-scope").first).to_have_text("slot answer:")
     expect(widget).to_have_attribute("data-status", "completed", timeout=30_000)
     # Header: model, status, elapsed, meter.
     expect(widget.locator(".agentcell-model")).to_have_text("function::fn")
@@ -217,7 +224,8 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     run_cell(page, 2)
     first = cell(page, 2).locator(".agentcell")
     prompt = first.locator('.agentcell-approval[data-approval="pending"]')
-    expect(prompt).to_contain_text("write_note")
+    # The first %%agent cell of a fresh kernel imports pydantic-ai: on a loaded machine that takes a while.
+    expect(prompt).to_contain_text("write_note", timeout=30_000)
     prompt.locator(".agentcell-approve").click()
     expect(first.locator('.agentcell-approval[data-approval="approved"]')).to_have_count(1)
     expect(first).to_have_attribute("data-status", "completed", timeout=30_000)
@@ -226,7 +234,7 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     run_cell(page, 3)
     second = cell(page, 3).locator(".agentcell")
     prompt = second.locator('.agentcell-approval[data-approval="pending"]')
-    expect(prompt).to_be_visible()
+    expect(prompt).to_be_visible(timeout=30_000)
     prompt.locator(".agentcell-reason").fill("not today")
     prompt.locator(".agentcell-deny").click()
     expect(second.locator('.agentcell-approval[data-approval="denied"]')).to_contain_text("not today")
@@ -312,6 +320,10 @@ def test_saved_notebook_shows_the_run_without_a_kernel(lab: Lab, page: Any, tmp_
     static = cell(page, 1).locator(".agentcell-static")
     expect(static).to_be_visible()
     expect(static).to_contain_text("Dr Ada Lovelace")
+    # The saved answer reads like the live one: Markdown rendered, not raw.
+    expect(static.locator(".ac-answer h2")).to_have_text("Who leads PSYC605")
+    expect(static.locator(".ac-answer pre")).to_contain_text("enrol PSYC605")
+    expect(static.locator(".ac-answer li")).to_have_count(2)
     expect(static.locator("code", has_text="lookup")).to_be_visible()
     expect(static).to_contain_text("led by Dr Ada")
     expect(cell(page, 1).get_by_text("Loading widget")).to_be_hidden()

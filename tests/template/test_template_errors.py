@@ -22,19 +22,24 @@ CASES = [
         "unknown-type-typo",
         "Plan it.\n[[jsno:plan]]",
         "<cell>, line 2, column 3: unknown slot type 'jsno'; did you mean 'json'? (known types: text, respond, "
-        "json, bool, int, number, pick, halt)\n    [[jsno:plan]]\n      ^",
+        "default, json, bool, int, number, pick, halt, extract, think, speak, poem, decide, score, record, date, "
+        "datetime, time, duration, date_rule, boolean; a notebook class is named with a capital, e.g. [[Person:p]])"
+        "\n    [[jsno:plan]]\n      ^",
     ),
     (
         "unknown-type-synonym",
-        "[[boolean:ok]]",
-        "<cell>, line 1, column 3: unknown slot type 'boolean'; did you mean 'bool'? (known types: text, respond, "
-        "json, bool, int, number, pick, halt)\n    [[boolean:ok]]\n      ^",
+        "[[integer:n]]",
+        "<cell>, line 1, column 3: unknown slot type 'integer'; did you mean 'int'? (known types: text, respond, "
+        "default, json, bool, int, number, pick, halt, extract, think, speak, poem, decide, score, record, date, "
+        "datetime, time, duration, date_rule, boolean; a notebook class is named with a capital, e.g. [[Person:p]])"
+        "\n    [[integer:n]]\n      ^",
     ),
     (
         "unknown-option-typo",
         "[[answer|max_iters=3]]",
         "<cell>, line 1, column 10: unknown option 'max_iters'; did you mean 'max_iter'? (known options: "
-        "use_tools, max_iter, max_calls, tools, model, temperature, max_tokens, thinking, when, required, retries)\n"
+        "use_tools, max_iter, max_calls, tools, model, temperature, max_tokens, thinking, when, required, retries, min, max, "
+        "ge, le, gt, lt, min_length, max_length, minlength, maxlength, pattern, regex, seed, mode, block)\n"
         "    [[answer|max_iters=3]]\n             ^",
     ),
     (
@@ -64,7 +69,8 @@ CASES = [
     (
         "duplicate-slot",
         "One [[a]]\nTwo [[a]]",
-        "<cell>, line 2, column 5: duplicate slot name 'a': [[a]] is already at line 1, column 5\n"
+        "<cell>, line 2, column 5: duplicate slot name 'a': [[a]] is already at line 1, column 5 in this segment "
+        "(a name may be used again only after a <checkpoint>)\n"
         "    Two [[a]]\n        ^",
     ),
     (
@@ -73,17 +79,16 @@ CASES = [
         "<cell>, line 1, column 14: option 'model' is given twice\n    [[a|model=x, model=y]]\n                 ^",
     ),
     (
-        "slot-inside-if",
-        "{% if detailed %}\nExplain. [[a]]\n{% endif %}",
-        "<cell>, line 2, column 10: slots cannot appear inside {% if %} … {% endif %} (v1): the block opened at "
+        "slot-inside-with",
+        "{% with x = 1 %}\nExplain. [[a]]\n{% endwith %}",
+        "<cell>, line 2, column 10: slots cannot appear inside {% with %} … {% endwith %}: the block opened at "
         "line 1, column 1 is still open here\n    Explain. [[a]]\n             ^",
     ),
     (
-        "slot-inside-for",
-        "{% for q in qs %}{{ q }} [[a]]{% endfor %}",
-        "<cell>, line 1, column 26: slots cannot appear inside {% for %} … {% endfor %} (v1): the block opened at "
-        "line 1, column 1 is still open here\n    {% for q in qs %}{{ q }} [[a]]{% endfor %}\n"
-        "                             ^",
+        "checkpoint-inside-if",
+        "{% if x %}A [[a]]<checkpoint>B [[b]]{% endif %}",
+        "<cell>, line 1, column 18: <checkpoint> cannot be inside an {% if %} block that holds slots\n"
+        "    {% if x %}A [[a]]<checkpoint>B [[b]]{% endif %}\n                     ^",
     ),
     (
         "unclosed-system",
@@ -174,16 +179,22 @@ CASES = [
         "<cell>, line 1, column 1: unclosed {% if %}: add {% endif %}\n    {% if x %}\n    ^",
     ),
     (
-        "include",
+        "include-missing",
         "{% include 'other.sd' %}",
-        "<cell>, line 1, column 1: {% include %} is not available in a cell: a cell cannot load other templates\n"
+        "<cell>, line 1, column 1: included file 'other.sd' not found (searched: /nowhere)\n"
         "    {% include 'other.sd' %}\n    ^",
     ),
     (
+        "tag-modifier",
+        "<system lokal>x</system>",
+        "<cell>, line 1, column 1: <system> takes the modifiers local, global, append, replace, not 'lokal' (to "
+        "show the tag literally, wrap it in {% raw %}…{% endraw %})\n    <system lokal>x</system>\n    ^",
+    ),
+    (
         "tag-attributes",
-        "<system local>x</system>",
-        "<cell>, line 1, column 1: <system> takes no attributes: write <system> (to show the tag literally, "
-        "wrap it in {% raw %}…{% endraw %})\n    <system local>x</system>\n    ^",
+        "<user id=1>x</user>",
+        "<cell>, line 1, column 1: <user> takes no attributes: write <user> (to show the tag literally, "
+        "wrap it in {% raw %}…{% endraw %})\n    <user id=1>x</user>\n    ^",
     ),
     (
         "required-contradiction",
@@ -213,7 +224,7 @@ CASES = [
 @pytest.mark.parametrize(("source", "message"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_exact_message(source: str, message: str) -> None:
     with pytest.raises(TemplateSyntaxError) as caught:
-        compile_template(source)
+        compile_template(source, base_dir="/nowhere")
     assert str(caught.value) == message
     line, col = message.split(": ", 1)[0].split(", line ")[1].split(", column ")
     assert (caught.value.line, caught.value.col) == (int(line), int(col))
@@ -325,7 +336,7 @@ def test_set_lasts_until_the_next_slot() -> None:
         ("[[a|]]", "expected options after '|'"),
         ("[[a|,b]]", "empty option: remove the extra ','"),
         ("[[a|=b]]", "expected an option name before '='"),
-        ("[[a|'x']]", "only [[pick:…]] slots take values without a key (their choices)"),
+        ("[[a|'x']]", "only [[pick:…]], [[decide:…]] and [[score:…]] slots take values without a key (their choices or levels)"),
         ("[[a|use_tools=false, tools=x]]", "use_tools=false contradicts tools=…: drop one of them"),
         ("[[a|max_iter=0]]", "option 'max_iter' expects a whole number of at least 1, got 0"),
         ("[[a|model='']]", "option 'model' expects a model name such as openai:gpt-4o-mini, got ''"),

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai.messages import ModelMessage
@@ -93,6 +94,7 @@ async def stream(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
 ) -> AsyncGenerator[Event, None]:
     """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
     options = RunOptions(
@@ -111,6 +113,7 @@ async def stream(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     run = start(template, options)  # in the generator's body, not a helper's: `aclose()` must reach it
     try:
@@ -142,6 +145,7 @@ async def complete_async(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
 ) -> RunResult:
@@ -169,6 +173,7 @@ async def complete_async(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     return await _complete(template, options, on_halt=on_halt)
 
@@ -212,6 +217,7 @@ def complete(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
 ) -> RunResult:
@@ -244,6 +250,7 @@ def complete(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     return asyncio.run(_complete(template, options, on_halt=on_halt))
 
@@ -266,6 +273,7 @@ async def complete_incremental_async(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
     stream: bool = True,
@@ -292,6 +300,7 @@ async def complete_incremental_async(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     run = start(template, options)  # in this body, as in `stream`, so `aclose()` reaches the `finally`
     try:

@@ -44,6 +44,16 @@ def limits_event(ceiling: UsageLimits) -> Limits:
     )
 
 
+def slot_limits(ceiling: UsageLimits, *, max_iter: int | None, max_calls: int | None) -> Limits:
+    """A slot's effective ceiling as events carry it: its `max_iter`/`max_calls` clamped to the run's."""
+    run = limits_event(ceiling)
+    return Limits(
+        requests=min(max_iter, run.requests) if max_iter else run.requests,
+        tool_calls=min(max_calls, run.tool_calls) if max_calls else run.tool_calls,
+        output_tokens=run.output_tokens,
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlotBudget:
     """What one slot may spend."""

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
-from ..template.program import Turn
+from ..template.program import RenderedSlot, Turn
 
 
 def turn_messages(turns: Sequence[Turn]) -> list[ModelMessage]:
@@ -41,3 +49,22 @@ def split_turns(history: Sequence[ModelMessage], turns: Sequence[Turn]) -> tuple
 def answered(turns: Sequence[Turn], answer: str) -> list[ModelMessage]:
     """What an answered slot adds to the shared conversation: its turns and its answer."""
     return [*turn_messages(turns), ModelResponse(parts=[TextPart(answer)])]
+
+
+def with_header(history: Sequence[ModelMessage], header: str | None, at: int) -> list[ModelMessage]:
+    """`history` with the segment's `<header>` as a user turn at position `at` (its segment's start)."""
+    if not header:
+        return list(history)
+    return [*history[:at], ModelRequest(parts=[UserPromptPart(header)]), *history[at:]]
+
+
+def visible_text(history: Sequence[ModelMessage], rendered: RenderedSlot) -> str:
+    """Everything a slot's model is shown as text (for `extract`, whose answer must be a quote of it)."""
+    pieces = [rendered.system or "", rendered.header or "", *(turn.text for turn in rendered.turns)]
+    for message in history:
+        for part in message.parts:
+            if isinstance(part, UserPromptPart | SystemPromptPart | TextPart) and isinstance(part.content, str):
+                pieces.append(part.content)
+            elif isinstance(part, ToolReturnPart):
+                pieces.append(part.model_response_str())
+    return "\n".join(pieces)

@@ -1,7 +1,12 @@
-"""Walking a template's steps: checkpoints, guards launched beside the run, answer slots in order.
+"""Walking a template's steps: checkpoints, guards launched beside the run, slots and actions in order.
 
 `Executor.run()` never raises for anything a run can end with (stop, trip, budget, error); it
-records how the run ended so the runner can always emit exactly one `ProcessingComplete`.
+records how the run ended so the runner can always emit exactly one `ProcessingComplete`. The
+structured steps (`{% if %}`, `{% for %}`, `<together>`, carried text) are walked in `flow.py`.
+
+What a slot sees: the conversation of its segment (the run's `history=` first, then the segment's
+`<header>` as a user turn), the text carried into it (`TextStep`s since the last slot), then its own
+turns. Its value joins the context under its name; in a loop, under the loop's list (`flow.py`).
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from pydantic_ai.messages import ModelMessage
 
 from ..errors import AgentcellError, TemplateRenderError
 from ..events import CheckpointReached, RunStatus
-from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Template
+from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Step, Template, Turn, join_turns
 from ..template.render_limits import RENDER_SECONDS, cancel_flag
+from .actions import ActionOutcome, BreakRun, run_action
 from .contain import describe, stop_requested
-from .conversation import answered
+from .conversation import answered, turn_messages, with_header
+from .flow import Flow
 from .guard import GuardTrip, Verdict
 from .slot import answer_text, resumable, run_slot
 from .state import RunState, SlotEnded
@@ -65,7 +72,7 @@ async def render_off_loop(step: SlotStep, namespace: dict[str, Any]) -> Rendered
         cancel.set()  # a render still going (Stop, the time bound) stops at its next piece
 
 
-class Executor:
+class Executor(Flow):
     """Runs one template once; holds the conversation and the results so far."""
 
     def __init__(
@@ -77,26 +84,34 @@ class Executor:
         *,
         resume: ResumePoint | None = None,
     ) -> None:
+        super().__init__()
         self._state = state
         self._template = template
         self._context = dict(context)
         self.history = tuple(history)
         self._conversation: list[ModelMessage] = list(history)
+        self._segment_start = len(history)
+        """Where the current segment's conversation starts (its `<header>` goes there)."""
         self._resume = resume
         self._replaying = resume is not None
         """True while walking the steps a resumed segment keeps (nothing is emitted for them)."""
         self.results: dict[str, Any] = {}
+        self.answer_keys: list[str] = []
+        """Event keys of the answer slots started, in order (their messages make the run's conversation)."""
         self.status: RunStatus = "completed"
         self.error: str | None = None
         self.exception: BaseException | None = None
         self.early_termination = False
+        self._counter = 0
 
     async def run(self) -> None:
         """Run every step, then join the guards; record how the run ended."""
         try:
-            for index, step in enumerate(self._template.steps):
-                await asyncio.sleep(0)  # a cancellation point between steps, and lets consumers catch up
-                await self._step(index, step)
+            try:
+                await self.steps(self._template.steps)
+            except BreakRun as stop:
+                self._state.warn(None, str(stop))
+                self.early_termination = True
             await self._state.guards.join()
         except GuardTrip as trip:
             self._end("halted", str(trip))
@@ -121,58 +136,108 @@ class Executor:
     def _end(self, status: RunStatus, error: str) -> None:
         self.status, self.error = status, error
 
-    async def _step(self, index: int, step: CheckpointStep | SlotStep) -> None:
-        if isinstance(step, CheckpointStep):
-            self._conversation = []
-            if not self._replaying:
-                self._state.emit(CheckpointReached(run_id=self._state.run_id, name=step.name))
+    async def steps(self, steps: Sequence[Step]) -> None:
+        for step in steps:
+            await asyncio.sleep(0)  # a cancellation point between steps, and lets consumers catch up
+            await self.step(step)
+
+    def checkpoint(self, step: CheckpointStep) -> None:
+        self._conversation, self._segment_start, self.carry = [], 0, ()
+        if not self._replaying:
+            self._state.emit(CheckpointReached(run_id=self._state.run_id, name=step.name))
+
+    def next_index(self) -> int:
+        self._counter += 1
+        return self._counter - 1
+
+    async def slot(self, step: SlotStep) -> None:
+        spec, key = step.slot, self.key_of(step.slot)
+        index = self.next_index()
+        rendered = self.carried(await self.render(step))
+        if self._kept(step, key, rendered):
             return
-        rendered = await self._render(step)
-        if self._kept(step, rendered):
+        if spec.type == "halt":
+            self._launch_guard(step, key, index, rendered, list(self._conversation))
             return
-        if step.slot.type == "halt":
-            self._launch_guard(step, index, rendered)
+        if spec.type == "action":
+            done = await run_action(self._state, spec, key, index, rendered, self.namespace())
+            self.record(spec.name, done.value)
+            self._conversation.extend(action_messages(rendered.turns, done))
+            done.stop_if_break()
             return
-        earlier = self._resume.slot_messages.get(step.slot.name, ()) if self._resume is not None else ()
-        outcome = await run_slot(
-            self._state, step.slot, index, rendered, self._conversation, resume=resumable(earlier)
-        )
-        self.results[step.slot.name] = outcome.value
+        earlier = self._resume.slot_messages.get(key, ()) if self._resume is not None else ()
+        history = self.history_for(rendered)
+        self.answer_keys.append(key)
+        outcome = await run_slot(self._state, spec, index, rendered, history, resume=resumable(earlier), key=key)
+        self.answered(spec.name, key, outcome.value)
         self._conversation.extend(answered(rendered.turns, outcome.text))
 
-    def _kept(self, step: SlotStep, rendered: RenderedSlot) -> bool:
+    def answered(self, name: str, key: str, value: Any) -> None:
+        self.record(name, value)
+        if key not in self.answer_keys:
+            self.answer_keys.append(key)
+
+    def carried(self, rendered: RenderedSlot) -> RenderedSlot:
+        """`rendered` with the text carried into it (from `TextStep`s) before its own turns."""
+        if not self.carry:
+            return rendered
+        turns, self.carry = join_turns(self.carry, rendered.turns), ()
+        return RenderedSlot(system=rendered.system, header=rendered.header, turns=turns, options=rendered.options)
+
+    def history_for(self, rendered: RenderedSlot, base: Sequence[ModelMessage] | None = None) -> list[ModelMessage]:
+        """The messages before a slot's own turns: the conversation with the segment's header in it."""
+        conversation = self._conversation if base is None else base
+        return with_header(conversation, rendered.header, self._segment_start)
+
+    def _kept(self, step: SlotStep, key: str, rendered: RenderedSlot) -> bool:
         """On resume: a slot that finished in an earlier segment keeps its value and is not run again."""
-        name = step.slot.name
-        if not self._replaying or self._resume is None or name not in self._resume.results:
+        spec = step.slot
+        found, value = self.kept_value(spec.name)
+        if not self._replaying or not found:
             self._replaying = False
             return False
-        value = self.results[name] = self._resume.results[name]
-        if step.slot.type != "halt":
-            self._state.transcript[name] = tuple(self._resume.slot_messages.get(name, ()))
+        self.record(spec.name, value)
+        if spec.type not in ("halt", "action"):
+            self.answer_keys.append(key)
+            self._state.transcript[key] = tuple(self._resume.slot_messages.get(key, ())) if self._resume else ()
             self._conversation.extend(answered(rendered.turns, answer_text(value)))
         return True
 
-    async def _render(self, step: SlotStep) -> RenderedSlot:
+    def kept_value(self, name: str) -> tuple[bool, Any]:
+        """Whether the stopped segment finished this run of a slot, and its value."""
+        results = self._resume.results if self._resume is not None else {}
+        if name not in results:
+            return False, None
+        value = results[name]
+        for frame in (f for f in self.frames if name in f.lists):  # in a loop: this iteration's answer
+            if not isinstance(value, list) or frame.index >= len(value):
+                return False, None
+            value = value[frame.index]
+        return True, value
+
+    async def render(self, step: SlotStep) -> RenderedSlot:
         """Render with the values known now; a render that needs a pending guard's value joins it."""
         guards = self._state.guards
         pending = guards.pending_names
         if pending:
             try:
-                return await render_off_loop(step, self._namespace(exclude=pending))
+                return await render_off_loop(step, self.namespace(exclude=pending))
             except AgentcellError:
                 await guards.join()
-        return await render_off_loop(step, self._namespace())
+        return await render_off_loop(step, self.namespace())
 
-    def _namespace(self, *, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
-        values = {**self._context, **self.results}
+    def namespace(self, *, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
+        values = {**self._context, **self.results, **self.frame_values()}
         return {key: value for key, value in values.items() if key not in exclude}
 
-    def _launch_guard(self, step: SlotStep, index: int, rendered: RenderedSlot) -> None:
+    def _launch_guard(
+        self, step: SlotStep, key: str, index: int, rendered: RenderedSlot, conversation: list[ModelMessage]
+    ) -> None:
         guard = step.slot
-        conversation = list(self._conversation)  # the guard's own turns stay out of the shared one
+        history = self.history_for(rendered, conversation)  # the guard's own turns stay out of the shared one
 
         async def verdict() -> Verdict:
-            outcome = await run_slot(self._state, guard, index, rendered, conversation)
+            outcome = await run_slot(self._state, guard, index, rendered, history, key=key)
             self.results[guard.name] = outcome.value
             triggered = bool(outcome.value["triggered"])
             return Verdict(
@@ -181,4 +246,23 @@ class Executor:
                 tripped=triggered == rendered.options.when,
             )
 
-        self._state.guards.launch(guard.name, verdict(), self.results)
+        self._state.guards.launch(key, verdict(), self.results)
+
+    # -- what flow.py needs ---------------------------------------------------------------------
+    @property
+    def state(self) -> RunState:
+        return self._state
+
+    @property
+    def conversation(self) -> list[ModelMessage]:
+        return self._conversation
+
+    def guard(self, step: SlotStep, key: str, index: int, rendered: RenderedSlot) -> None:
+        self._launch_guard(step, key, index, rendered, list(self._conversation))
+
+
+def action_messages(turns: Sequence[Turn], outcome: ActionOutcome) -> list[ModelMessage]:
+    """What an action adds to the conversation: the text above it, then its result in its role."""
+    added = [*turns]
+    added.extend(outcome.turns)
+    return turn_messages([turn for turn in added if turn.text])

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunResumed, RunStarted, RunStatus, SlotInfo
 from ..result import RunResult
-from ..template.program import SlotStep, Template
+from ..template.program import Template
 from ..transcript import Transcript
 from .budget import limits_event
 from .execute import Executor
@@ -222,14 +222,15 @@ class Run:
 
     def _build_result(self) -> RunResult:
         ex, state = self._executor, self._state
-        answers = [s.slot.name for s in self._template.steps if isinstance(s, SlotStep) and s.slot.type != "halt"]
-        slot_messages = {name: state.transcript[name] for name in answers if name in state.transcript}
-        messages = (*ex.history, *(m for name in answers for m in slot_messages.get(name, ())))
+        answers = list(dict.fromkeys(ex.answer_keys))  # the answer slots run (or started), in order
+        slot_messages = {key: state.transcript[key] for key in answers if key in state.transcript}
+        messages = (*ex.history, *(m for key in answers for m in slot_messages.get(key, ())))
+        last = [spec.name for spec in self._template.slots if spec.type not in ("halt", "action")]
         return RunResult(
             run_id=self.run_id,
             status=ex.status,
             results=dict(ex.results),
-            answer=ex.results.get(answers[-1]) if answers else None,
+            answer=ex.results.get(last[-1]) if last else None,
             usage=state.usage.total,
             messages=messages,
             warnings=tuple(state.warnings),
@@ -240,4 +241,5 @@ class Run:
             history_length=len(ex.history),
             slot_messages=slot_messages,
             segment=self.segment,
+            reference_time=state.reference_time.isoformat(),
         )

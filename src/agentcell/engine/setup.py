@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
@@ -41,6 +42,7 @@ from .execute import Executor, ResumePoint
 from .guard import Guards
 from .runner import EventLog, Run
 from .state import RunState, UsageBook
+from .temporal import reference_time
 from .toolbox import ToolRegistry, build_registry
 
 RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
@@ -84,6 +86,7 @@ def start_run(
     compaction: Compaction | None = DEFAULT_COMPACTION,
     journal: JournalOption = None,
     resume_from: RunResult | None = None,
+    now: datetime | None = None,
 ) -> Run:
     """Check everything that can be checked, then start the run as a task on the running loop.
 
@@ -114,6 +117,7 @@ def start_run(
         compaction=compaction,
         journal=journal,
         resume_from=resume_from,
+        now=now,
     )
     return start(template, options)
 
@@ -126,7 +130,7 @@ def start(template: Template | str, options: RunOptions) -> Run:
         raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
     compiled = _compile(template)
     context = dict(options.context or {})
-    compiled.check_context(list(context))
+    compiled.check_context(context)
     resume_from, history = options.resume_from, options.history
     if resume_from is not None and history is not None:
         raise AgentcellError("pass history= or resume_from=, not both (a resumed run keeps its own history)")
@@ -180,6 +184,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         approve=options.approve,
         context=_keeper(setup),
         journal=sink.journal,
+        reference_time=_reference(options.now, resume),
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
@@ -189,6 +194,13 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         return _launch(setup, run_id, resume=ending, transcript=transcript)
 
     return Run(state, executor, setup.template, log, relaunch=relaunch, notes=setup.notes, resumed_from=resume)
+
+
+def _reference(now: datetime | None, resume: RunResult | None) -> datetime:
+    """The run's reference time: `now=`, else a resumed run's own, else the clock now."""
+    if now is None and resume is not None and resume.reference_time is not None:
+        return datetime.fromisoformat(resume.reference_time)
+    return reference_time(now)
 
 
 def _keeper(setup: _Setup) -> ContextKeeper:

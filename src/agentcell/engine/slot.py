@@ -1,8 +1,9 @@
 """One slot = one pydantic-ai agent run over the conversation so far (SPEC §3).
 
-The slot's type becomes the run's output type: `text` is plain streamed text; every other type is a
-one-field model `{response: T}` answered through pydantic-ai's output tool (so `int | None` stays one
-tool instead of pydantic-ai's one-tool-per-union-member), and `halt` asks for `{triggered, reason}`.
+The slot's type becomes the run's output type (`outputs.plan`): free text streams as plain text,
+checked by an output validator when it has constraints; every other type is a one-field model
+`{response: T}` answered through pydantic-ai's output tool, and `halt` asks for `{triggered, reason}`.
+A temporal slot's instructions carry the run's reference time, so "next Tuesday" has one meaning.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import asyncio
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
-from pydantic_ai import Agent, AgentRunResult
+from pydantic_ai import Agent, AgentRunResult, ModelRetry
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.settings import ModelSettings
@@ -24,53 +25,20 @@ from pydantic_core import to_json
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
-from ..template.program import RenderedSlot, SlotOptions, SlotSpec
+from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
 from .approvals import approval_capability
-from .budget import SlotBudget, exhausted_message, slot_budget
+from .budget import SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls, SlotToolset
 from .contain import Containment, cancel_cooperatively, describe, stop_requested
-from .conversation import split_turns
+from .conversation import split_turns, visible_text
 from .guard import GuardTrip
+from .outputs import Check, Output, plan
 from .requests import SlotRequests
 from .state import RunState, SlotEnded
 from .streaming import SlotStream
-
-
-class HaltVerdict(BaseModel):
-    """Decide whether the condition described above holds."""
-
-    triggered: bool = Field(description="True when the condition described in the prompt holds.")
-    reason: str = Field(description="One short sentence explaining the decision.")
-
-
-_SCALARS: dict[str, Any] = {"json": Any, "bool": bool, "int": int, "number": float}
-
-
-@functools.lru_cache(maxsize=256)
-def _answer_model(slot_type: str, required: bool, choices: tuple[str, ...]) -> type[BaseModel]:
-    inner: Any = Literal[choices] if slot_type == "pick" and choices else _SCALARS.get(slot_type, str)
-    if not required and slot_type != "json":
-        inner = inner | None
-    return create_model("Answer", __doc__="Give the answer.", response=(inner, ...))
-
-
-def output_type(spec: SlotSpec, options: SlotOptions) -> Any:
-    """What pydantic-ai is asked to produce for this slot."""
-    if spec.type == "text":
-        return str
-    if spec.type == "halt":
-        return HaltVerdict
-    return _answer_model(spec.type, spec.required, options.choices)
-
-
-def _value(spec: SlotSpec, output: Any) -> Any:
-    if spec.type == "text":
-        return output
-    if spec.type == "halt":
-        return {"triggered": output.triggered, "reason": output.reason}
-    return output.response
+from .temporal import reference_note
 
 
 def answer_text(value: Any) -> str:
@@ -80,6 +48,8 @@ def answer_text(value: Any) -> str:
 
 def _settings(options: SlotOptions) -> ModelSettings:
     settings = ModelSettings()
+    if options.seed is not None:
+        settings["seed"] = options.seed
     if options.temperature is not None:
         settings["temperature"] = options.temperature
     if options.max_tokens is not None:
@@ -104,18 +74,22 @@ async def run_slot(
     history: Sequence[ModelMessage],
     *,
     resume: Sequence[ModelMessage] = (),
+    key: str | None = None,
 ) -> SlotOutcome:
     """Run one slot to its value, emitting its events; raise `SlotEnded`/`GuardTrip`/`CancelledError`.
 
     `resume`: the finished rounds of this slot from a stopped segment (see `resumable`); the slot goes
-    on from them instead of sending its prompt again.
+    on from them instead of sending its prompt again. `key`: the name events and the transcript use
+    for this run of the slot (`summary[2]` in a loop; `spec.key` by default).
     """
-    name = spec.name
-    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type, index=index))
-    stream = SlotStream(state, name, streams_text=spec.type == "text")
+    name = key or spec.key
+    output = plan(spec, rendered.options, now=state.reference_time, seen=visible_text(history, rendered))
+    limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
+    state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
+    stream = SlotStream(state, name, streams_text=output.streams_text)
     call: _AgentCall | None = None
     try:
-        call = _agent_call(state, spec, rendered, history, stream, tuple(resume))
+        call = _agent_call(state, spec, rendered, history, stream, tuple(resume), output)
         result = await call.run()
     except UsageLimitExceeded as exc:
         _fail(state, stream, call, "budget_exhausted", exhausted_message(name, exc), None)
@@ -141,7 +115,7 @@ async def run_slot(
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
-    value, _ = scrub(_value(spec, result.output))  # valid UTF-8 for every view (the deltas were warned about)
+    value, _ = scrub(output.value(result.output))  # valid UTF-8 for every view (the deltas were warned about)
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
@@ -187,8 +161,9 @@ def _agent_call(
     history: Sequence[ModelMessage],
     stream: SlotStream,
     resume: tuple[ModelMessage, ...],
+    output: Output,
 ) -> _AgentCall:
-    options, name = rendered.options, spec.name
+    options, name = rendered.options, stream.slot
     budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
     for warning in budget.warnings:
         state.warn(name, warning)
@@ -201,12 +176,14 @@ def _agent_call(
     model = state.model.model if options.model is None else resolve_model(options.model).model
     agent: Agent[Any, Any] = Agent(
         model,
-        output_type=output_type(spec, options),
-        instructions=rendered.system,
+        output_type=output.type,
+        instructions=_instructions(spec, rendered, state.reference_time),
         deps_type=state.deps_type,
-        name=name,
+        name=spec.name,
         retries=retry_budget(options, budget),
     )
+    if output.check is not None:
+        agent.output_validator(_validator(output.check, stream))
     prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
     requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
@@ -244,6 +221,27 @@ def retry_budget(options: SlotOptions, budget: SlotBudget) -> int:
     if options.retries is not None:
         return options.retries
     return budget.limits.request_limit or MAX_REQUESTS
+
+
+def _instructions(spec: SlotSpec, rendered: RenderedSlot, now: datetime) -> str | None:
+    """The slot's `<system>` text, plus the reference time for a temporal slot."""
+    if spec.type not in TEMPORAL_TYPES:
+        return rendered.system
+    note = reference_note(now)
+    return note if rendered.system is None else f"{rendered.system}\n\n{note}"
+
+
+def _validator(check: Check, stream: SlotStream) -> Any:
+    """An output validator: a free-text answer that fails `check` is retried, its shown text withdrawn."""
+
+    def validate(text: str) -> str:
+        problem = check(text)
+        if problem is None:
+            return text
+        stream.retract("errored")
+        raise ModelRetry(problem)
+
+    return validate
 
 
 def _report_retry(state: RunState, slot: str, notice: RetryNotice) -> None:

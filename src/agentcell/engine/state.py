@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
@@ -19,6 +20,7 @@ from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
 from .guard import Guards
+from .temporal import reference_time
 from .toolbox import ToolRegistry
 
 if TYPE_CHECKING:
@@ -98,6 +100,8 @@ class RunState:
     """The context gauge and compaction policy (`None`: no gauge, no compaction)."""
     journal: Journal | None = None
     """Where the run's rows are appended (`None`: not journaled)."""
+    reference_time: datetime = field(default_factory=reference_time)
+    """What "now" means for the run's temporal slots (fixed when the run starts; see `temporal.py`)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

@@ -215,9 +215,12 @@ def _argument(name: str, spec: dict[str, Any], pools: _Pools) -> Any:
         return {}
     if any(part in name for part in _PATHLIKE):
         return _Pools.take(pools.files)
-    if name in _FREE_TEXT:
-        quoted = _Pools.take(pools.quoted)
-        return quoted if quoted is not _UNSET else (pools.prompt[:200] or _UNSET)
+    if name in _FREE_TEXT:  # what the prompt singles out (a quote, a code), else the prompt itself
+        for pool in (pools.quoted, pools.codes):
+            value = _Pools.take(pool)
+            if value is not _UNSET:
+                return value
+        return pools.prompt[:200] or _UNSET
     coded = "code" in name or "id" in name
     for pool in (pools.codes, pools.quoted, pools.names) if coded else (pools.quoted, pools.codes, pools.names):
         value = _Pools.take(pool)
@@ -253,7 +256,7 @@ def _switch_hint() -> str:
     if HINT_STYLE.get() == "cell":
         return "Switch with `%agent config model=openai:gpt-4o-mini` or pass `--model` to the cell."
     return ("Switch by passing `model=\"openai:gpt-4o-mini\"` (any pydantic-ai model) to `complete()`, "
-            "`stream()` or `show()`.")
+            "`stream()` or `show()`, or set `AGENTCELL_MODEL` before Python starts.")
 
 
 def _answer(

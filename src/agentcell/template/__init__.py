@@ -8,8 +8,12 @@ text and option values, one slot at a time, so a substituted value is never pars
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from ..errors import TemplateRenderError, TemplateSyntaxError, UndefinedVariableError
 from .compiler import compile_document
+from .includes import Includes
 from .nodes import (
     Checkpoint,
     Const,
@@ -27,6 +31,9 @@ from .parser import parse as _parse
 from .program import (
     SLOT_TYPES,
     CheckpointStep,
+    ForStep,
+    IfBranch,
+    IfStep,
     RenderedSlot,
     SlotOptions,
     SlotSpec,
@@ -35,6 +42,8 @@ from .program import (
     Step,
     Template,
     TemplateWarning,
+    TextStep,
+    TogetherStep,
     Turn,
 )
 from .source import Source
@@ -48,6 +57,9 @@ __all__ = [
     "Const",
     "Document",
     "Dynamic",
+    "ForStep",
+    "IfBranch",
+    "IfStep",
     "Message",
     "Node",
     "Option",
@@ -65,6 +77,8 @@ __all__ = [
     "TemplateWarning",
     "Text",
     "TextPart",
+    "TextStep",
+    "TogetherStep",
     "Turn",
     "UndefinedVariableError",
     "compile_template",
@@ -72,23 +86,31 @@ __all__ = [
 ]
 
 
-def parse(source: str, *, name: str = "<cell>") -> Document:
+def parse(
+    source: str, *, name: str = "<cell>", base_dir: str | Path | None = None, include_paths: Sequence[str | Path] = ()
+) -> Document:
     """The syntax tree of `source` (no semantic checks); raise `TemplateSyntaxError`."""
-    return _parse(Source(source, name=name))
+    return _parse(Source(source, name=name), includes=Includes.create(base_dir, include_paths))
 
 
-def compile_template(source: str, *, name: str = "<cell>") -> CompiledTemplate:
+def compile_template(
+    source: str, *, name: str = "<cell>", base_dir: str | Path | None = None, include_paths: Sequence[str | Path] = ()
+) -> CompiledTemplate:
     """Compile a cell's template text.
 
     Args:
         source: the cell, as written.
         name: how errors name it (`<cell>`, a file name).
+        base_dir: the directory the cell's includes are relative to (default: the working
+            directory, which in a notebook is the notebook's).
+        include_paths: more directories an include is looked for in, in order (`--include-path`).
 
     Returns:
         The compiled `Template`: its steps, slots, free variables and warnings.
 
     Raises:
-        TemplateSyntaxError: the template can never run; the error carries line and column.
+        TemplateSyntaxError: the template can never run; the error carries line and column (an
+            error inside an included file names that file and points into it).
     """
     text = Source(source, name=name)
-    return compile_document(_parse(text), text)
+    return compile_document(_parse(text, includes=Includes.create(base_dir, include_paths)), text)

@@ -61,13 +61,17 @@ class Analyzer:
         return frozenset(names)
 
     def chunk(self, source: str) -> frozenset[str] | None:
+        simple = simple_names(source, self.env)
+        if simple is not None:
+            return simple
         try:
             tree = self.env.parse(source)
             read = self.walk(tree)
             if read is None:
                 return None
             if source.startswith("{%"):
-                return frozenset(meta.find_undeclared_variables(tree))
+                scoped = _free(tree, frozenset())
+                return scoped - self.not_free if scoped is not None else frozenset(meta.find_undeclared_variables(tree))
             return frozenset(read) - self.not_free
         except (jinja2.TemplateError, RecursionError, SyntaxError, MemoryError):
             return None
@@ -120,3 +124,61 @@ def _chunks(text: Text) -> list[str] | None:
             else:
                 return None
     return None if open_words else chunks
+
+
+_SIMPLE = re.compile(r"\{\{[-+]?\s*([A-Za-z_][A-Za-z0-9_]*)((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*[-+]?\}\}")
+_JINJA_WORDS = frozenset(
+    {"true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else", "recursive"}
+)
+
+
+def simple_names(region: str, env: jinja2.Environment) -> frozenset[str] | None:
+    """The name `{{ name }}` or `{{ a.b.c }}` reads, without parsing it (the commonest region by far);
+    `None` for anything else. Such a region is always valid Jinja, so nothing is lost."""
+    match = _SIMPLE.fullmatch(region)
+    if match is None:
+        return None
+    words = [match.group(1), *(part.strip() for part in match.group(2).split(".")[1:])]
+    if len(words) > 8 or any(word in _JINJA_WORDS for word in words):  # deep chains take the full way
+        return None
+    name = match.group(1)
+    return frozenset() if name in env.globals or name == "self" else frozenset({name})
+
+
+def expression_names(tree: jinja2.nodes.Template, env: jinja2.Environment) -> frozenset[str] | None:
+    """The context names an expression (parsed as `{{ expr }}`) reads; `None` when only compiling it can
+    tell (an unknown filter or test, a very deep tree). Expressions declare nothing, so every name is
+    read from the context."""
+    read = Analyzer(env).walk(tree)
+    return None if read is None else frozenset(read) - frozenset(env.globals) - {"self"}
+
+
+_STATEMENTS = (jinja2.nodes.Template, jinja2.nodes.Output, jinja2.nodes.If, jinja2.nodes.For, jinja2.nodes.Continue,
+               jinja2.nodes.Break)  # fmt: skip
+
+
+def _free(node: jinja2.nodes.Node, bound: frozenset[str]) -> frozenset[str] | None:
+    """Names read from the context by a tree of `{% if %}`/`{% for %}` blocks and `{{ }}` output (a
+    loop's variables and `loop` are its own); `None` for any other statement (the caller asks Jinja)."""
+    if isinstance(node, jinja2.nodes.Stmt) and not isinstance(node, _STATEMENTS):
+        return None
+    if isinstance(node, jinja2.nodes.For):
+        names = [node.target, *node.target.find_all(jinja2.nodes.Name)]
+        targets = frozenset(n.name for n in names if isinstance(n, jinja2.nodes.Name)) | {"loop"}
+        parts = [_free(node.iter, bound), _free_all(node.body, bound | targets), _free_all(node.else_, bound)]
+        if node.test is not None:
+            parts.append(_free(node.test, bound | targets))
+        return None if any(p is None for p in parts) or node.recursive else frozenset().union(*parts)  # type: ignore[arg-type]
+    if isinstance(node, jinja2.nodes.Name):
+        return frozenset() if node.name in bound or node.ctx != "load" else frozenset({node.name})
+    return _free_all(list(node.iter_child_nodes()), bound)
+
+
+def _free_all(nodes: list[jinja2.nodes.Node], bound: frozenset[str]) -> frozenset[str] | None:
+    names: set[str] = set()
+    for child in nodes:
+        found = _free(child, bound)
+        if found is None:
+            return None
+        names |= found
+    return frozenset(names)

@@ -1,4 +1,4 @@
-"""`nodes.Document` → `CompiledTemplate`: the semantic checks, and the order of steps.
+"""`nodes.Document` → `CompiledTemplate`: the semantic checks, and the steps in order.
 
 Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
 
@@ -6,34 +6,63 @@ Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
   previous slot (or checkpoint), in order; consecutive plain texts form one user turn. Each turn is
   stripped; a whitespace-only turn is dropped; a slot whose turns do not end on a user turn (e.g.
   nothing above it) gets `Turn("user", "")` last. A guard's text is its own prompt, as for any slot;
-  the engine keeps it out of the shared conversation.
-* `<system>`: the blocks in force at a slot are the latest *group*: blocks written with no slot or
-  checkpoint between them are joined (blank line); a `<system>` after a slot or checkpoint
-  replaces them. They stay in force across checkpoints and render at each slot (so `{{ earlier }}`
-  works inside them).
+  the engine keeps it out of the shared conversation. Text before an `{% if %}`/`{% for %}` that
+  holds slots, and text at the end of a branch or loop body, becomes a `TextStep`: it joins the
+  prompt of whichever slot the run reaches next.
+* `<system>`/`<header>` (`scope.py`): the blocks in force at a slot, rendered at that slot.
 * A cell with no slot gets `[[answer]]` at its end (`SlotSpec.implicit`). Text or `<system>` that no
   slot follows is a `TemplateWarning`, never silently dropped.
-* `required=true` (or bare `required`) is `!`; `!` with `required=false` is an error; `required`
-  cannot be a `{{ }}` value. `tools=a+b` implies `use_tools=true`. `when` is for `halt` only;
-  values without a key are `pick` choices (kept as written: `1`, `true` stay strings).
+* A slot name is used once per segment (twice is an error naming both places); after a checkpoint
+  it may be used again: the latest value wins, the earlier stays in the transcript (`x#2`). Slots in
+  exclusive `{% if %}` branches may share a name. Auto-names are `_type_1`, `_type_2`, … per type.
+* `<together>` holds slots (and text); none of them may read a sibling's answer. Checkpoints,
+  `<system>`, `<header>`, `<together>` and Jinja blocks with slots cannot be inside one, and the
+  first three cannot be inside `{% if %}`/`{% for %}` either.
 * `{% set %}` lasts until the end of its text (the next slot or tag): each text is its own Jinja
-  template. A Jinja block (`{% if %}`, `{% for %}`, …) must close inside its text.
+  template. A Jinja block without slots must close inside its text.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn, assert_never
 
-from . import options as opts
+from . import types
 from .analysis import Analyzer
-from .jinja import CompiledExpr, CompiledText, compile_expr, compile_text, make_environment
-from .nodes import Checkpoint, Const, Document, Dynamic, Message, Option, Slot, System, Text
-from .program import CheckpointStep, SlotSpec, SlotStep, SlotType, Step, TemplateWarning
-from .render import Choice, DynamicOption, SlotRenderer, TurnSource
+from .jinja import CompiledExpr, CompiledText, compile_text, make_environment
+from .nodes import (
+    Checkpoint,
+    Document,
+    ForBlock,
+    Header,
+    IfBlock,
+    Include,
+    Message,
+    Node,
+    Slot,
+    System,
+    Text,
+    Together,
+)
+from .program import (
+    CheckpointStep,
+    SlotSpec,
+    SlotStep,
+    Step,
+    TemplateWarning,
+)
+from .render import SlotRenderer, TurnSource
+from .scope import Blocks
+from .slotcompile import SlotCompiler, SlotParts
 from .source import Source
-from .template import CompiledTemplate, VariableUse
+from .structure import StructureCompiler
+from .template import CompiledTemplate, Need, VariableUse
+
+RESERVED = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None"})
+"""Slot names `{{ }}` could not read back: Jinja takes them as literals or operators."""
 
 
 def compile_document(document: Document, source: Source) -> CompiledTemplate:
@@ -41,88 +70,128 @@ def compile_document(document: Document, source: Source) -> CompiledTemplate:
     return _Compiler(source).build(document)
 
 
-class _Compiler:
+class _Compiler(StructureCompiler):
     def __init__(self, source: Source) -> None:
+        self.root = source
         self.source = source
         self.env = make_environment()
         self.analyzer = Analyzer(self.env)
         self.steps: list[Step] = []
-        self.slots: dict[str, SlotSpec] = {}
+        self.specs: list[SlotSpec] = []
+        self.segment_names: dict[str, SlotSpec] = {}
+        self.uses_of: dict[str, tuple[int, int]] = {}
+        """Name → the segment it was last used in and its use number (`x#2` after a checkpoint)."""
         self.auto_counts: Counter[str] = Counter()
         self.segment = 0
-        self.system: list[CompiledText] = []
-        self.system_replaced_next = False
-        self.system_used: set[int] = set()
-        self.late_system: System | None = None
+        self.system = Blocks()
+        self.header = Blocks()
+        self.blocks_used: set[int] = set()
         self.pending: list[TurnSource] = []
+        self.unsent: Text | None = None
         self.uses: list[VariableUse] = []
+        self.needs: list[Need] = []
         self.warnings: list[TemplateWarning] = []
         self.assigned: set[str] = set()
+        self.bound: list[frozenset[str]] = []
+        """Loop variables of the `{% for %}` blocks being compiled (not context variables)."""
+        self.within: list[str] = []
+        """The structural blocks being compiled (`if`, `for`, `together`), outermost first."""
 
     def build(self, document: Document) -> CompiledTemplate:
-        for node in document.nodes:
+        self.walk(document.nodes)
+        if not self.specs:
+            line, col = self.source.position(len(self.source.text))
+            spec = SlotSpec(name="answer", type="text", line=line, col=col, implicit=True)
+            self.add_step(spec, SlotParts("text", False))
+        else:
+            self.warn_unsent(None)
+        return CompiledTemplate(
+            name=self.root.name,
+            source=self.root.text,
+            steps=tuple(self.steps),
+            slots=tuple(self.specs),
+            variables=self.free_variables(),
+            warnings=tuple(self.warnings),
+            sha256=hashlib.sha256(self.root.text.encode("utf-8", "surrogatepass")).hexdigest(),
+            uses=tuple(self.uses),
+            assigned=frozenset(self.assigned),
+            environment=self.env,
+            needs=tuple(self.needs),
+        )
+
+    def walk(self, nodes: tuple[Node, ...]) -> None:
+        for node in nodes:
             match node:
                 case Text():
-                    self.pending.append(TurnSource("text", self.text(node)))
+                    self.add_text(TurnSource("text", self.text(node)), node)
                 case Message():
-                    self.pending.append(TurnSource(node.role, self.text(node.body)))
-                case System():
+                    self.add_text(TurnSource(node.role, self.text(node.body)), node.body)
+                case System() | Header():
                     self.add_system(node)
                 case Slot():
                     self.add_slot(node)
                 case Checkpoint():
                     self.add_checkpoint(node)
+                case Together():
+                    self.add_together(node)
+                case Include():
+                    with self.included(node):
+                        self.walk(node.nodes)
+                case IfBlock():
+                    self.add_if(node)
+                case ForBlock():
+                    self.add_for(node)
                 case _:
                     assert_never(node)
-        if not self.slots:
-            line, col = self.source.position(len(self.source.text))
-            spec = SlotSpec(name="answer", type="text", line=line, col=col, implicit=True)
-            self.add_step(spec, fixed={}, dynamic=[], choices=[])
-        else:
-            self.warn_unsent(None)
-        return CompiledTemplate(
-            name=self.source.name,
-            source=self.source.text,
-            steps=tuple(self.steps),
-            slots=tuple(self.slots.values()),
-            variables=self.free_variables(),
-            warnings=tuple(self.warnings),
-            sha256=hashlib.sha256(self.source.text.encode("utf-8", "surrogatepass")).hexdigest(),
-            uses=tuple(self.uses),
-            assigned=frozenset(self.assigned),
-            environment=self.env,
-        )
+
+    def fail(self, message: str, line: int, col: int) -> NoReturn:
+        self.source.fail(message, line, col)
+
+    @contextmanager
+    def included(self, node: Include) -> Iterator[None]:
+        outer = self.source
+        self.source = Source(node.text, name=node.name)
+        try:
+            yield
+        finally:
+            self.source = outer
 
     def text(self, node: Text) -> CompiledText:
         compiled = compile_text(node, self.env, self.source, self.analyzer)
         self.assigned |= compiled.assigned
         return compiled
 
+    def add_text(self, source: TurnSource, node: Text) -> None:
+        self.pending.append(source)
+        if self.unsent is None and source.text.has_content:
+            self.unsent = node
+
     def free_variables(self) -> frozenset[str]:
         """Names some slot reads that no earlier slot answers: they must come from the context."""
-        order = {name: index for index, name in enumerate(self.slots)}
+        order: dict[str, int] = {}
+        for index, spec in enumerate(self.specs):
+            order.setdefault(spec.name, index)
         return frozenset(name for use in self.uses for name in use.names if order.get(name, len(order)) >= use.slot)
 
-    def fail(self, message: str, line: int, col: int) -> NoReturn:
-        self.source.fail(message, line, col)
-
     # -- structure ------------------------------------------------------------------------------
-    def add_system(self, node: System) -> None:
-        if self.system_replaced_next:
-            self.system, self.system_replaced_next = [], False
-        self.system.append(self.text(node.body))
-        self.late_system = self.late_system or node
+    def add_system(self, node: System | Header) -> None:
+        tag = "system" if isinstance(node, System) else "header"
+        self.refuse_inside(f"<{tag}>", node.line, node.col)
+        blocks = self.system if isinstance(node, System) else self.header
+        blocks.add(self.text(node.body), node)
 
     def add_checkpoint(self, node: Checkpoint) -> None:
+        self.refuse_inside("<checkpoint>", node.line, node.col)
         self.warn_unsent(node)
         self.segment += 1
+        self.segment_names = {}
         self.steps.append(CheckpointStep(name=node.name, segment=self.segment, line=node.line))
-        self.system_replaced_next = True
+        self.system.checkpoint()
+        self.header.checkpoint()
 
     def warn_unsent(self, checkpoint: Checkpoint | None) -> None:
-        content = next((source.text for source in self.pending if source.text.has_content), None)
-        if content is not None:
-            line, col = self.first_visible(content.node)
+        if self.unsent is not None:
+            line, col = self.first_visible(self.unsent)
             where = (
                 "the last slot"
                 if checkpoint is None
@@ -131,10 +200,12 @@ class _Compiler:
             )
             message = f"text after {where} is never sent to the model; add a slot below it or remove it"
             self.warnings.append(TemplateWarning(message=message, line=line, col=col))
-        if checkpoint is None and self.late_system is not None:
-            message = "<system> after the last slot applies to no slot"
-            self.warnings.append(TemplateWarning(message=message, line=self.late_system.line, col=self.late_system.col))
-        self.pending = []
+        late = self.system.late or self.header.late
+        if checkpoint is None and late is not None:
+            tag = "system" if isinstance(late, System) else "header"
+            message = f"<{tag}> after the last slot applies to no slot"
+            self.warnings.append(TemplateWarning(message=message, line=late.line, col=late.col))
+        self.pending, self.unsent = [], None
 
     def first_visible(self, node: Text) -> tuple[int, int]:
         for part in node.parts:
@@ -146,158 +217,109 @@ class _Compiler:
             return self.source.position(part.pos + skipped)
         return node.line, node.col
 
-    # -- slots ----------------------------------------------------------------------------------
     def add_slot(self, node: Slot) -> None:
-        slot_type = opts.resolve_type(node.type or "text")
-        if slot_type is None:
-            self.fail(opts.unknown_type_message(node.type or ""), node.type_line, node.type_col)
-        if node.name in opts.RESERVED_NAMES:
+        parts = SlotCompiler(self.source, self.env).parts(node)
+        self.warnings.extend(parts.warnings)
+        if node.name in RESERVED:
             self.fail(
                 f"slot name '{node.name}' is a Jinja keyword, so {{{{ }}}} could not read it; choose another name",
                 node.line,
                 node.col,
             )
-        name = node.name or self.auto_name(slot_type)
-        if name in self.slots:
-            first = self.slots[name]
+        name = node.name or self.auto_name(parts.action or parts.class_name or parts.slot_type)
+        if parts.slot_type == "halt" and self.within and self.within[-1] != "together":
+            self.fail("a [[halt:…]] guard cannot be inside {% if %} or {% for %}: put it before the block",
+                      node.line, node.col)  # fmt: skip
+        first = self.segment_names.get(name)
+        if first is not None:
             self.fail(
-                f"duplicate slot name '{name}': [[{name}]] is already at line {first.line}, column {first.col}",
+                f"duplicate slot name '{name}': [[{name}]] is already at line {first.line}, column {first.col} in "
+                "this segment (a name may be used again only after a <checkpoint>)",
                 node.line,
                 node.col,
             )
-        fixed, dynamic, choices = self.options(node, slot_type)
-        required = bool(fixed.pop("required", False)) or node.required
+        if node.type is None and not node.action and node.name in types.KNOWN_TYPES:
+            message = f"[[{name}]] is a text slot named '{name}'; for a {name} value write [[{name}:]]"
+            self.warnings.append(TemplateWarning(message=message, line=node.line, col=node.col))
+        segment, occurrence = self.uses_of.get(name, (self.segment, 0))
+        occurrence = occurrence if segment == self.segment and occurrence else occurrence + 1
+        self.uses_of[name] = (self.segment, occurrence)
         spec = SlotSpec(
             name=name,
-            type=slot_type,
-            required=required,
+            type=parts.slot_type,
+            required=parts.required,
             auto_named=node.name is None,
             line=node.line,
             col=node.col,
+            quantifier=node.quantifier,
+            class_name=parts.class_name,
+            action=parts.action,
+            occurrence=occurrence,
+            in_loop="for" in self.within,
+            conditional="if" in self.within,
         )
-        if node.type is None and node.name in opts.KNOWN_TYPES:
-            word = node.name
-            message = f"[[{word}]] is a text slot named '{word}'; for a {word} value write [[{word}:]]"
-            self.warnings.append(TemplateWarning(message=message, line=node.line, col=node.col))
-        self.add_step(spec, fixed=fixed, dynamic=dynamic, choices=choices)
+        self.add_needs(spec)
+        self.add_step(spec, parts)
 
-    def auto_name(self, slot_type: SlotType) -> str:
-        self.auto_counts[slot_type] += 1
-        return f"_{slot_type}_{self.auto_counts[slot_type]}"
+    def add_needs(self, spec: SlotSpec) -> None:
+        if spec.class_name is not None:
+            self.needs.append(Need(spec.class_name, "class", spec.line, spec.col, self.origin()))
+        if spec.action is not None:
+            self.needs.append(Need(spec.action, "action", spec.line, spec.col, self.origin()))
 
-    def add_step(
-        self, spec: SlotSpec, *, fixed: dict[str, object], dynamic: list[DynamicOption], choices: list[Choice]
-    ) -> None:
-        position = len(self.slots)
+    def origin(self) -> tuple[str, str] | None:
+        return None if self.source is self.root else (self.source.name, self.source.text)
+
+    def auto_name(self, kind: str) -> str:
+        self.auto_counts[kind] += 1
+        return f"_{kind}_{self.auto_counts[kind]}"
+
+    def add_step(self, spec: SlotSpec, parts: SlotParts) -> None:
+        position = len(self.specs)
         for source in self.pending:
             self.use_text(source.text, position)
-        for block in self.system:
-            if id(block) not in self.system_used:
-                self.system_used.add(id(block))
+        for block in (*self.system.in_force, *self.header.in_force):
+            if id(block) not in self.blocks_used:
+                self.blocks_used.add(id(block))
                 self.use_text(block, position)
-        for expr in [option.expr for option in dynamic] + [c for c in choices if isinstance(c, CompiledExpr)]:
-            node = expr.node
-            self.uses.append(VariableUse(expr.variables, ((node.source, node.pos),), node.line, node.col, position))
+        for expr in parts.expressions:
+            self.use_expr(expr)
+        if parts.references:
+            self.uses.append(VariableUse(parts.references, (), spec.line, spec.col, position, self.origin()))
         renderer = SlotRenderer(
             template_name=self.source.name,
-            slot=spec.name,
-            system=tuple(self.system),
+            slot=spec.key,
+            system=self.system.in_force,
+            header=self.header.in_force,
             turns=tuple(self.pending),
-            fixed=tuple(fixed.items()),
-            dynamic=tuple(dynamic),
-            choices=tuple(choices),
+            fixed=tuple(parts.fixed.items()),
+            dynamic=tuple(parts.dynamic),
+            choices=tuple(parts.choices),
+            arguments=tuple(parts.arguments),
+            class_name=spec.class_name,
         )
         self.steps.append(SlotStep(slot=spec, segment=self.segment, render=renderer))
-        self.slots[spec.name] = spec
-        self.pending = []
-        self.late_system = None
-        self.system_replaced_next = True
+        self.specs.append(spec)
+        self.segment_names[spec.name] = spec
+        self.pending, self.unsent = [], None
+        self.system.slot_passed()
+        self.header.slot_passed()
+
+    def unbound(self, names: frozenset[str]) -> frozenset[str]:
+        for bound in self.bound:
+            names = names - bound
+        return names
 
     def use_text(self, text: CompiledText, position: int) -> None:
-        if text.variables:
+        names = self.unbound(text.variables)
+        if names:
             node = text.node
             regions = tuple((part.source, part.pos) for part in node.parts if part.kind in ("variable", "block"))
-            self.uses.append(VariableUse(text.variables, regions, node.line, node.col, position))
+            self.uses.append(VariableUse(names, regions, node.line, node.col, position, self.origin()))
 
-    # -- options --------------------------------------------------------------------------------
-    def options(self, node: Slot, slot_type: SlotType) -> tuple[dict[str, object], list[DynamicOption], list[Choice]]:
-        fixed: dict[str, object] = {}
-        dynamic: list[DynamicOption] = []
-        choices: list[Choice] = []
-        seen: set[str] = set()
-        for option in node.options:
-            key = self.option_key(option, slot_type)
-            if key is None:
-                choices.append(option.value.text if isinstance(option.value, Const) else self.expr(option.value))
-                continue
-            if key in seen:
-                self.fail(f"option '{key}' is given twice", option.line, option.col)
-            seen.add(key)
-            value = option.value if option.key is not None else Const("true")
-            if isinstance(value, Const):
-                fixed[key] = self.checked(key, value, option)
-            elif key == "required":
-                self.fail(
-                    "'required' cannot be a {{ }} value: it is fixed when the cell compiles",
-                    option.line,
-                    option.col,
-                )
-            else:
-                dynamic.append(DynamicOption(key, self.expr(value)))
-        self.check_slot_options(node, slot_type, fixed, seen, choices)
-        return fixed, dynamic, choices
-
-    def option_key(self, option: Option, slot_type: SlotType) -> str | None:
-        """The option's key (a bare flag gives its own); `None` for a pick choice."""
-        value = option.value
-        if option.key is not None:
-            if option.key not in opts.OPTION_KEYS:
-                self.fail(opts.unknown_option_message(option.key), option.line, option.col)
-            if option.key == "when" and slot_type != "halt":
-                self.fail("option 'when' only applies to [[halt:…]] guards", option.line, option.col)
-            return option.key
-        bare = value.text if isinstance(value, Const) and not value.quoted else None
-        if bare in opts.FLAGS:
-            return bare
-        if slot_type == "pick":
-            return None
-        if bare in opts.OPTION_KEYS:
-            self.fail(f"option '{bare}' needs a value, e.g. {opts.EXAMPLES[bare]}", option.line, option.col)
-        if bare is not None:
-            self.fail(opts.unknown_option_message(bare), option.line, option.col)
-        self.fail("only [[pick:…]] slots take values without a key (their choices)", option.line, option.col)
-
-    def checked(self, key: str, value: Const, option: Option) -> object:
-        try:
-            return opts.check(key, opts.literal(value))
-        except opts.OptionValueError as exc:
-            self.fail(str(exc), option.line, option.col)
-
-    def expr(self, node: Dynamic) -> CompiledExpr:
-        return compile_expr(node, self.env, self.source)
-
-    def check_slot_options(
-        self, node: Slot, slot_type: SlotType, fixed: dict[str, object], seen: set[str], choices: list[Choice]
-    ) -> None:
-        if slot_type == "pick" and not choices:
-            label = node.name or ""
-            self.fail(
-                f"[[pick:{label}]] needs its choices after '|', e.g. [[pick:{label or 'mood'}|happy, sad]]",
-                node.line,
-                node.col,
-            )
-        written: set[str] = set()
-        for choice in choices:
-            if isinstance(choice, str):
-                if choice in written:
-                    self.fail(f"pick choice {choice!r} appears more than once", node.line, node.col)
-                written.add(choice)
-        if node.required and fixed.get("required") is False:
-            self.fail("'!' and required=false contradict each other", node.line, node.col)
-        if fixed.get("use_tools") is False and "tools" in seen:
-            self.fail("use_tools=false contradicts tools=…: drop one of them", node.line, node.col)
-        tools_on = "tools" in seen or ("use_tools" in seen and fixed.get("use_tools") is not False)
-        for key in ("max_iter", "max_calls"):
-            if key in seen and not tools_on:
-                message = f"option '{key}' has no effect without use_tools=true"
-                self.warnings.append(TemplateWarning(message=message, line=node.line, col=node.col))
+    def use_expr(self, expr: CompiledExpr) -> None:
+        names = self.unbound(expr.variables)
+        if names:
+            node = expr.node
+            use = VariableUse(names, ((node.source, node.pos),), node.line, node.col, len(self.specs), self.origin())
+            self.uses.append(use)

@@ -12,7 +12,9 @@ render, unless the full way already did.
 
 from __future__ import annotations
 
+import functools
 import io
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,13 +25,19 @@ from jinja2 import meta
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .analysis import Analyzer
-from .nodes import Dynamic, Text, TextPart
+from .analysis import Analyzer, expression_names, simple_names
+from .nodes import Const, Dynamic, Expression, Text, TextPart
 from .source import Source
 
+_SINGLE_EXPR = re.compile(r"\{\{[^{}]*\}\}")
+_REGION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
+
+@functools.cache
 def make_environment() -> jinja2.Environment:
-    """The sandbox every cell renders in: no mutation of values, undefined names are errors."""
+    """The sandbox every cell renders in: no mutation of values, undefined names are errors.
+
+    One per process: nothing changes it after it is made, and Jinja environments are made to be shared."""
     return ImmutableSandboxedEnvironment(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -94,11 +102,22 @@ class CompiledText:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CompiledExpr:
-    """A `{{ expr }}` option value ready to evaluate."""
+    """A `{{ expr }}` option value (or an `{% if %}` test, a loop's items), checked, compiled at first use."""
 
     node: Dynamic
-    function: Callable[..., Any] = field(repr=False)
+    make: Callable[[], Callable[..., Any]] = field(repr=False)
+    """Builds the Python function that evaluates it (Jinja code generation is the costly part)."""
     variables: frozenset[str]
+    quoted: bool = False
+    """A quoted option with Jinja in it (`"light {{ colour }}"`): it renders to one string."""
+    compiled: list[Callable[..., Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The evaluating function (keyword arguments: the context)."""
+        if not self.compiled:
+            self.compiled.append(self.make())
+        return self.compiled[0]
 
 
 def compile_text(text: Text, env: jinja2.Environment, source: Source, analyzer: Analyzer) -> CompiledText:
@@ -134,15 +153,69 @@ def _assigned(tree: jinja2.nodes.Template) -> frozenset[str]:
 
 
 def compile_expr(node: Dynamic, env: jinja2.Environment, source: Source) -> CompiledExpr:
-    """Compile an option's `{{ expr }}`; raise `TemplateSyntaxError` at it for any Jinja error."""
+    """Check an option's `{{ expr }}`; raise `TemplateSyntaxError` at it for any Jinja error.
+
+    The expression is parsed now and its names found by walking the tree (`analysis.expression_names`);
+    when that cannot vouch for it (an unknown filter, a deep tree), it is compiled now, which raises
+    the exact error. Otherwise its Python is generated at the first evaluation."""
+
+    def make() -> Callable[..., Any]:
+        return env.compile_expression(node.expression, undefined_to_none=False)
+
+    simple = simple_names(node.source, env)
+    if simple is not None:
+        return CompiledExpr(node, make, simple)
     try:
-        variables = frozenset(meta.find_undeclared_variables(env.parse(node.source))) - set(env.globals)
-        function = env.compile_expression(node.expression, undefined_to_none=False)
+        variables = expression_names(env.parse(node.source), env)
+        if variables is None:
+            variables = frozenset(meta.find_undeclared_variables(env.parse(node.source))) - set(env.globals)
+            function = make()
+            return CompiledExpr(node, make, variables, compiled=[function])
     except jinja2.TemplateSyntaxError as exc:
         source.fail(f"invalid Jinja: {exc.message}", node.line, node.col)
     except (RecursionError, SyntaxError, MemoryError):
         source.fail("Jinja here is nested too deeply to compile", node.line, node.col)
-    return CompiledExpr(node, function, variables)
+    return CompiledExpr(node, make, variables)
+
+
+def compile_quoted(value: Const, env: jinja2.Environment, source: Source) -> CompiledExpr:
+    """A quoted option value with Jinja in it: exactly one `{{ expr }}` gives that value (a list stays
+    a list); anything else renders to a string. Neither is ever parsed as markup."""
+    node = Dynamic(value.text, value.line, value.col, value.pos)
+    if _SINGLE_EXPR.fullmatch(value.text):
+        return compile_expr(node, env, source)
+    regions = _REGION.findall(value.text)
+    names = [simple_names(region, env) for region in regions]
+    whole = value.text.count("{{") == len(regions) and "{%" not in value.text and "{#" not in value.text
+    if whole and all(found is not None for found in names):
+        variables = frozenset().union(*(found for found in names if found is not None))
+        template: list[jinja2.Template] = []
+    else:
+        try:
+            compiled, variables = _compile_tree(env.parse(value.text), env)
+        except jinja2.TemplateSyntaxError as exc:
+            source.fail(f"invalid Jinja in a quoted option: {exc.message}", value.line, value.col)
+        except (RecursionError, SyntaxError, MemoryError):
+            source.fail("Jinja here is nested too deeply to compile", value.line, value.col)
+        template = [compiled]
+
+    def make() -> Callable[..., Any]:
+        if not template:
+            template.append(_compile_tree(env.parse(value.text), env)[0])
+
+        def render(**values: Any) -> str:
+            return template[0].render(values)
+
+        return render
+
+    return CompiledExpr(node, make, variables, quoted=True)
+
+
+def compile_expression(expression: Expression, env: jinja2.Environment, source: Source) -> CompiledExpr:
+    """An `{% if %}` test or a loop's items, as an option value would be (`{{ expression }}`)."""
+    # Two characters of `{{` before the expression's own offset keep names where the cell has them.
+    node = Dynamic("{{" + expression.source + "}}", expression.line, expression.col, expression.pos - 2)
+    return compile_expr(node, env, source)
 
 
 class _RecordingCodeGenerator(CodeGenerator):

@@ -3,8 +3,10 @@
 The lexer knows where things start and end, not what they mean. Outside a slot it yields `data`
 (plain text), the four Jinja regions (`variable` `{{ }}`, `block` `{% %}`, `comment` `{# #}`, `raw`
 `{% raw %}…{% endraw %}`), and the structural tags (`tag_open`, `tag_close`, `tag_empty` for
-`<system>`, `<user>`, `<assistant>`, `<checkpoint>`/`<obliviate>`). `<!-- … -->` comments are
-dropped here, before anything else sees them. Inside `[[ … ]]` it yields the slot's own tokens.
+`<system>`, `<header>`, `<user>`, `<assistant>`, `<checkpoint>`/`<obliviate>`, `<together>` and
+`<include src="…"/>`; a tag's attributes stay in its `raw` text, checked here, read by the parser).
+`<!-- … -->` comments are dropped here, before anything else sees them. Inside `[[ … ]]` it yields
+the slot's own tokens, including `@` (an action) and quantifiers (`*`, `+`, `?`, `{n,m}`).
 
 Jinja regions are scanned the way Jinja's own lexer scans them (string literals and balanced
 brackets are skipped, so `{{ {'a': 1} }}` and `{{ "]]" }}` are one region each), which keeps our
@@ -22,7 +24,7 @@ from .source import Source
 TokenKind: TypeAlias = Literal[
     "data", "variable", "block", "comment", "raw",
     "tag_open", "tag_close", "tag_empty",
-    "slot_begin", "slot_end", "bang", "colon", "pipe", "comma", "equals",
+    "slot_begin", "slot_end", "bang", "colon", "pipe", "comma", "equals", "at", "quant",
     "name", "word", "string", "expr", "eof",
 ]  # fmt: skip
 
@@ -37,11 +39,14 @@ class Token(NamedTuple):
     pos: int
 
 
-TAG_NAMES = ("system", "user", "assistant", "checkpoint", "obliviate")
+TAG_NAMES = ("system", "header", "user", "assistant", "checkpoint", "obliviate", "together", "include")
+MODIFIERS = ("local", "global", "append", "replace")
+"""The words `<system …>` and `<header …>` take."""
 _TAG_ALT = "|".join(TAG_NAMES)
-_TEXT_SPECIAL = re.compile(rf"\[\[|\]\]|\{{[{{%#]|<(?:!--|/?(?:{_TAG_ALT}))")
-_TAG = re.compile(rf"<(/?)({_TAG_ALT})[ \t]*(/?)>")
-_TAG_WITH_ATTRIBUTES = re.compile(rf"</?({_TAG_ALT})\s[^<>]*>")
+_TEXT_SPECIAL = re.compile(rf"\[\[|\]\]|\{{[{{%#]|<(?:!--|/?(?:{_TAG_ALT})(?![\w-]))")
+_TAG = re.compile(rf"<(/?)({_TAG_ALT})((?:\s[^<>]*?)?)\s*(/?)>")
+INCLUDE_SRC = re.compile(r"""\s*src\s*=\s*(?:"([^"\n]*)"|'([^'\n]*)')\s*""")
+_QUANTIFIER = re.compile(r"\{\s*(\d+)\s*(?:(,)\s*(\d*)\s*)?\}")
 _RAW_BEGIN = re.compile(r"\{%[-+]?\s*raw\s*[-+]?%\}")
 _RAW_END = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
 _JINJA_SPECIAL = re.compile(r"""["'()\[\]{}%]""")
@@ -49,7 +54,7 @@ _STRING = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""", re.DOTALL)
 _NAME = re.compile(r"[^\W\d]\w*")
 _WORD = re.compile(r"""[^\s,=|\[\]{}"'][^\n,=|\[\]{}]*""")
 _SLOT_STRING = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*\"""")
-_PUNCT: dict[str, TokenKind] = {"!": "bang", ":": "colon", "|": "pipe", ",": "comma", "=": "equals"}
+_PUNCT: dict[str, TokenKind] = {"!": "bang", ":": "colon", "|": "pipe", ",": "comma", "=": "equals", "@": "at"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _RAW_HINT = "for a literal '[[' write {% raw %}[[{% endraw %}"
 
@@ -81,8 +86,7 @@ class _Lexer:
                 pos = start + 2
                 continue
             if special.startswith("<") and not special.startswith("<!--") and _TAG.match(text, start) is None:
-                self.check_attributes(start)
-                pos = start + 1
+                pos = start + 1  # `<system` not closed by `>`: plain text
                 continue
             if start > data_start:
                 data = text[data_start:start]
@@ -118,25 +122,34 @@ class _Lexer:
             self.source.fail_at("']]' without a matching '[['", start)
         self.depth -= 2
 
-    def check_attributes(self, start: int) -> None:
-        attributed = _TAG_WITH_ATTRIBUTES.match(self.text, start)
-        if attributed is not None:
-            name = attributed.group(1)
-            self.source.fail_at(
-                f"<{name}> takes no attributes: write <{name}> (to show the tag literally, "
-                f"wrap it in {{% raw %}}…{{% endraw %}})",
-                start,
-            )
-
     def tag(self, start: int) -> Token:
         tag = _TAG.match(self.text, start)
         assert tag is not None  # tokens() checked
-        closing, name, empty = tag.groups()
+        closing, name, attributes, empty = tag.groups()
         if closing and empty:
             self.source.fail_at(f"'{tag.group()}' is not a tag: write </{name}>", start)
+        self.check_attributes(name, attributes, start, closing=bool(closing), empty=bool(empty))
         kind: TokenKind = "tag_close" if closing else "tag_empty" if empty else "tag_open"
         canonical = "checkpoint" if name == "obliviate" else name
         return Token(kind, canonical, tag.group(), start)
+
+    def check_attributes(self, name: str, attributes: str, start: int, *, closing: bool, empty: bool) -> None:
+        """A tag's attributes: modifiers on `<system>`/`<header>`, `src` on `<include/>`, else none."""
+        words = attributes.split()
+        literally = "to show the tag literally, wrap it in {% raw %}…{% endraw %}"
+        if name == "include":
+            if closing or not empty or INCLUDE_SRC.fullmatch(attributes) is None:
+                self.source.fail_at(f'an include is written <include src="file.sd"/> ({literally})', start)
+        elif words and name in ("system", "header") and not closing:
+            unknown = [word for word in words if word not in MODIFIERS]
+            if unknown:
+                self.source.fail_at(
+                    f"<{name}> takes the modifiers {', '.join(MODIFIERS)}, not {unknown[0]!r} ({literally})", start
+                )
+            if {"local", "global"} <= set(words) or {"append", "replace"} <= set(words):
+                self.source.fail_at(f"<{name} {' '.join(words)}> contradicts itself: keep one of each pair", start)
+        elif words:
+            self.source.fail_at(f"<{name}> takes no attributes: write <{name}> ({literally})", start)
 
     def html_comment_end(self, start: int) -> int:
         end = self.text.find("-->", start + 4)
@@ -223,7 +236,12 @@ class _Lexer:
                 pos = end
                 continue
             char = text[pos]
-            if char in _PUNCT:
+            if not in_options and (char in "*+?" or char == "{"):
+                token = self.quantifier(pos)
+                yield token
+                pos += len(token.raw)
+                continue
+            if char in _PUNCT and not (in_options and char == "@"):
                 in_options = in_options or char == "|"
                 yield Token(_PUNCT[char], char, char, pos)
                 pos += 1
@@ -231,6 +249,22 @@ class _Lexer:
             token = self.slot_word(pos, in_options)
             yield token
             pos += len(token.raw)
+
+    def quantifier(self, pos: int) -> Token:
+        """`*`, `+`, `?` or `{n}`, `{n,}`, `{n,m}` (the value is normalised to `{least,most}`)."""
+        char = self.text[pos]
+        if char != "{":
+            return Token("quant", {"*": "0,", "+": "1,", "?": "0,1"}[char], char, pos)
+        match = _QUANTIFIER.match(self.text, pos)
+        if match is None:
+            self.source.fail_at(
+                "a quantifier is written {n}, {n,} or {n,m} with whole numbers (e.g. [[ideas{3}]]); "
+                "it cannot be a {{ }} value",
+                pos,
+            )
+        least, comma, most = match.groups()
+        value = f"{int(least)},{'' if comma and not most else int(most or least)}"
+        return Token("quant", value, match.group(), pos)
 
     def slot_word(self, pos: int, in_options: bool) -> Token:
         text = self.text
@@ -256,10 +290,11 @@ class _Lexer:
 
 
 def _unquote(raw: str) -> str:
-    """The contents of a quoted option value; a backslash escapes the next character."""
+    """The contents of a quoted option value: `\\"`, `\\'` and `\\\\` are escapes; any other backslash
+    stays (so `pattern="\\d{3}"` keeps its `\\d`)."""
     body, out, index = raw[1:-1], [], 0
     while index < len(body):
-        if body[index] == "\\" and index + 1 < len(body):
+        if body[index] == "\\" and index + 1 < len(body) and body[index + 1] in "\\\"'":
             index += 1
         out.append(body[index])
         index += 1

@@ -7,7 +7,7 @@ column in the cell.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 TextPartKind: TypeAlias = Literal["data", "variable", "block", "comment", "raw"]
@@ -66,6 +66,10 @@ class Const:
 
     text: str
     quoted: bool = False
+    line: int = field(default=0, compare=False)
+    """Where the value is written (a quoted one: its first character after the quote); 0 if unknown."""
+    col: int = field(default=0, compare=False)
+    pos: int = field(default=0, compare=False)
     kind: Literal["const"] = "const"
 
 
@@ -105,9 +109,15 @@ class Option:
     kind: Literal["option"] = "option"
 
 
+Quantifier: TypeAlias = tuple[int, int | None]
+"""`(least, most)` items of a list slot: `*` is `(0, None)`, `+` `(1, None)`, `?` `(0, 1)`, `{n,m}` `(n, m)`."""
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """`[[!type:name|options]]` as written; `type`/`name` are `None` when left out."""
+    """`[[!type{n,m}:name|options]]` or `[[@action:name|options]]` as written.
+
+    `type`/`name` are `None` when left out; for an action, `type` is the action's name."""
 
     name: str | None
     type: str | None
@@ -118,17 +128,43 @@ class Slot:
     type_line: int = 0
     """Where the type was written (for "unknown type" errors); 0 when there is none."""
     type_col: int = 0
+    quantifier: Quantifier | None = None
+    """Set for a list slot (`[[int*:x]]`, `[[ideas{3}]]`)."""
+    action: bool = False
+    """`[[@name…]]`: run the action `type` (no model call)."""
     kind: Literal["slot"] = "slot"
+
+
+Scope: TypeAlias = Literal["global", "local"]
+Mode: TypeAlias = Literal["group", "append", "replace"]
 
 
 @dataclass(frozen=True, slots=True)
 class System:
-    """`<system>…</system>`."""
+    """`<system>…</system>`, or `<system local|global|append|replace>`.
+
+    `scope`: `global` blocks stay in force across checkpoints, `local` ones until the next checkpoint.
+    `mode`: `append` adds to the blocks in force, `replace` replaces those of its scope, `group` (no
+    modifier) joins the blocks written together and replaces them once a slot or checkpoint passed."""
 
     body: Text
     line: int
     col: int
+    scope: Scope = "global"
+    mode: Mode = "group"
     kind: Literal["system"] = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """`<header>…</header>` (same modifiers as `<system>`): a user turn that opens every segment."""
+
+    body: Text
+    line: int
+    col: int
+    scope: Scope = "global"
+    mode: Mode = "group"
+    kind: Literal["header"] = "header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +188,84 @@ class Checkpoint:
     kind: Literal["checkpoint"] = "checkpoint"
 
 
-Node: TypeAlias = Text | Slot | System | Message | Checkpoint
+@dataclass(frozen=True, slots=True)
+class Together:
+    """`<together>…</together>`: the slots inside run concurrently, each seeing the conversation so far."""
+
+    nodes: tuple[Node, ...]
+    line: int
+    col: int
+    kind: Literal["together"] = "together"
+
+
+@dataclass(frozen=True, slots=True)
+class Include:
+    """`<include src="…"/>` or `{% include "…" %}`: another file's nodes, parsed on their own.
+
+    Positions inside `nodes` are in the included file (`name`, `text`), so its errors point there."""
+
+    path: str
+    """The resolved path of the included file."""
+    name: str
+    """How errors name the file."""
+    text: str = field(repr=False)
+    nodes: tuple[Node, ...] = field(repr=False)
+    line: int = 1
+    col: int = 1
+    kind: Literal["include"] = "include"
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A Jinja expression written in a `{% if %}`/`{% elif %}`/`{% for %}` tag."""
+
+    source: str
+    line: int
+    col: int
+    pos: int = 0
+    """Offset of its first character in the cell."""
+    kind: Literal["expression"] = "expression"
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One arm of an `{% if %}` that holds slots: `test` is `None` for `{% else %}`."""
+
+    test: Expression | None
+    nodes: tuple[Node, ...]
+    line: int
+    col: int
+    kind: Literal["branch"] = "branch"
+
+
+@dataclass(frozen=True, slots=True)
+class IfBlock:
+    """`{% if %}…{% elif %}…{% else %}…{% endif %}` around slots or tags: decided when reached."""
+
+    branches: tuple[Branch, ...]
+    line: int
+    col: int
+    kind: Literal["if"] = "if"
+
+
+@dataclass(frozen=True, slots=True)
+class ForBlock:
+    """`{% for x in items %}…{% else %}…{% endfor %}` around slots: the body runs once per item."""
+
+    targets: tuple[str, ...]
+    """The loop variable(s) (`for k, v in …` gives two)."""
+    iterable: Expression
+    nodes: tuple[Node, ...]
+    line: int
+    col: int
+    empty: tuple[Node, ...] = ()
+    """The `{% else %}` body, run when there is no item."""
+    test: Expression | None = None
+    """`{% for x in items if test %}`: only the items for which it holds."""
+    kind: Literal["for"] = "for"
+
+
+Node: TypeAlias = Text | Slot | System | Header | Message | Checkpoint | Together | Include | IfBlock | ForBlock
 
 
 @dataclass(frozen=True, slots=True)

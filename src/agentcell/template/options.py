@@ -6,21 +6,11 @@ the cell compiles, the renderer checks a `{{ expr }}` value when its slot is rea
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Iterable
-from typing import get_args
+from collections.abc import Callable
 
 from .nodes import Const
-from .program import SLOT_TYPES, SlotType
-
-TYPE_ALIASES: dict[str, SlotType] = {"respond": "text"}
-KNOWN_TYPES: tuple[str, ...] = ("text", "respond", "json", "bool", "int", "number", "pick", "halt")
-# Words people reach for; only used to suggest the real name.
-_TYPE_SYNONYMS = {
-    "boolean": "bool", "integer": "int", "float": "number", "str": "text", "string": "text",
-    "choice": "pick", "choose": "pick", "guard": "halt", "dict": "json", "list": "json", "object": "json",
-}  # fmt: skip
+from .types import suggest
 
 OPTION_KEYS: tuple[str, ...] = (
     "use_tools", "max_iter", "max_calls", "tools", "model", "temperature", "max_tokens", "thinking",
@@ -43,35 +33,36 @@ EXAMPLES = {
 
 _INT = re.compile(r"[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-assert set(SLOT_TYPES) == set(get_args(SlotType))
-_TYPES: dict[str, SlotType] = {**{known: known for known in SLOT_TYPES}, **TYPE_ALIASES}
+
+EXTRA_KEYS: tuple[str, ...] = (
+    "min", "max", "ge", "le", "gt", "lt", "min_length", "max_length", "minlength", "maxlength",
+    "pattern", "regex", "seed", "mode", "block",
+)  # fmt: skip
+"""struckdown's constraint and model keys, on top of `OPTION_KEYS`."""
+KEY_ALIASES = {"min": "ge", "max": "le", "minlength": "min_length", "maxlength": "max_length", "regex": "pattern"}
+BARE = FLAGS | {"block"}
+"""Options that may be written without a value."""
+EXTRA_EXAMPLES = {
+    "min": "min=1", "max": "max=10", "pattern": 'pattern="[A-Z]+"', "seed": "seed=42", "mode": "mode=decision",
+}  # fmt: skip
+
+
+def canonical(key: str) -> str:
+    """The option a key names (`min` is `ge`, `regex` is `pattern`, …)."""
+    return KEY_ALIASES.get(key, key)
+
+
+def is_key(key: str) -> bool:
+    return key in OPTION_KEYS or key in EXTRA_KEYS
 
 
 class OptionValueError(ValueError):
     """A value that does not suit its option; the message reads well after a location."""
 
 
-def resolve_type(written: str) -> SlotType | None:
-    """The slot type `written` names (aliases resolved), or `None` if it names none."""
-    return _TYPES.get(written)
-
-
-def suggest(word: str, known: Iterable[str], *, synonyms: dict[str, str] | None = None) -> str:
-    """`"; did you mean 'x'?"` for the closest of `known`, or `""`."""
-    if synonyms and word.lower() in synonyms:
-        return f"; did you mean '{synonyms[word.lower()]}'?"
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
-
-
-def unknown_type_message(written: str) -> str:
-    hint = suggest(written, KNOWN_TYPES, synonyms=_TYPE_SYNONYMS)
-    return f"unknown slot type '{written}'{hint} (known types: {', '.join(KNOWN_TYPES)})"
-
-
 def unknown_option_message(written: str) -> str:
-    hint = suggest(written, OPTION_KEYS)
-    return f"unknown option '{written}'{hint} (known options: {', '.join(OPTION_KEYS)})"
+    hint = suggest(written, [*OPTION_KEYS, *EXTRA_KEYS])
+    return f"unknown option '{written}'{hint} (known options: {', '.join([*OPTION_KEYS, *EXTRA_KEYS])})"
 
 
 def literal(value: Const) -> object:
@@ -145,10 +136,12 @@ def _tools(key: str, value: object) -> tuple[str, ...]:
 
 
 def _thinking(key: str, value: object) -> bool | str:
+    if value == "off":  # struckdown's word for "no thinking"
+        return False
     if isinstance(value, bool) or (isinstance(value, str) and value in THINKING_LEVELS):
         return value
     levels = ", ".join(THINKING_LEVELS)
-    raise OptionValueError(f"option '{key}' expects true, false or one of {levels}, got {value!r}")
+    raise OptionValueError(f"option '{key}' expects true, false, off or one of {levels}, got {value!r}")
 
 
 _CHECKERS: dict[str, Callable[[str, object], object]] = {
@@ -165,3 +158,46 @@ _CHECKERS: dict[str, Callable[[str, object], object]] = {
     "retries": _whole(0),
 }
 assert tuple(_CHECKERS) == OPTION_KEYS
+
+
+def _text(key: str, value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise OptionValueError(f"option '{key}' expects text, got {value!r}")
+    return value
+
+
+def _pattern(key: str, value: object) -> str:
+    text = _text(key, value)
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise OptionValueError(f"option '{key}' is not a valid regular expression ({exc}): {text!r}") from None
+    return text
+
+
+def _mode(key: str, value: object) -> str:
+    if value != "decision":
+        raise OptionValueError(f"option '{key}' accepts only mode=decision, got {value!r}")
+    return value
+
+
+def _bound(key: str, value: object) -> float | str:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise OptionValueError(f"option '{key}' expects a number (or an ISO date/time), got {value!r}")
+    return value
+
+
+_CHECKERS.update(
+    {
+        "ge": _bound,
+        "le": _bound,
+        "gt": _bound,
+        "lt": _bound,
+        "min_length": _whole(0),
+        "max_length": _whole(0),
+        "pattern": _pattern,
+        "seed": _whole(0),
+        "mode": _mode,
+        "block": _boolean,
+    }
+)

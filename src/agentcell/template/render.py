@@ -7,11 +7,14 @@ slot, a tag or more Jinja.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 import jinja2
+import pydantic
+import typing_extensions
 
 from ..errors import TemplateRenderError
 from ..wire import scrub_text
@@ -21,6 +24,17 @@ from .program import RenderedSlot, SlotOptions, Turn
 from .render_limits import RenderLimit, current_budget, render_budget
 
 Choice = str | CompiledExpr
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """An action option written as an unquoted name: the context's value of that name."""
+
+    name: str
+
+
+Argument = tuple[str | None, object]
+"""An action argument: its key (`None` when positional) and a literal, a `Reference` or a `CompiledExpr`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,12 @@ class SlotRenderer:
     """Options written literally, already checked."""
     dynamic: tuple[DynamicOption, ...] = ()
     choices: tuple[Choice, ...] = ()
+    header: tuple[CompiledText, ...] = ()
+    """The `<header>` blocks in force at this slot."""
+    arguments: tuple[Argument, ...] = ()
+    """For an action: its options as arguments."""
+    class_name: str | None = None
+    """For a notebook type: the name of the class to find in the context."""
 
     def __call__(self, context: Mapping[str, Any], /) -> RenderedSlot:
         """The system text, turns and options this slot sends for `context`.
@@ -62,25 +82,19 @@ class SlotRenderer:
         """
         values = dict(context)
         with render_budget():  # bounded: see render_limits.py
-            system = [self.text(block, values).strip() for block in self.system]
             return RenderedSlot(
-                system="\n\n".join(part for part in system if part) or None,
+                system=self.joined(self.system, values),
+                header=self.joined(self.header, values),
                 turns=self.rendered_turns(values),
                 options=self.options(values),
             )
 
+    def joined(self, blocks: tuple[CompiledText, ...], values: dict[str, Any]) -> str | None:
+        rendered = [self.text(block, values).strip() for block in blocks]
+        return "\n\n".join(part for part in rendered if part) or None
+
     def rendered_turns(self, values: dict[str, Any]) -> tuple[Turn, ...]:
-        turns: list[Turn] = []
-        above: list[str] = []  # consecutive plain texts form one user turn
-        for source in self.turns:
-            rendered = self.text(source.text, values)
-            if source.role == "text":
-                above.append(rendered)
-                continue
-            _add(turns, "user", "".join(above))
-            above.clear()
-            _add(turns, source.role, rendered)
-        _add(turns, "user", "".join(above))
+        turns = list(render_turns(self.turns, values, self.text))
         if not turns or turns[-1].role != "user":
             # Every slot ends on a user turn; with nothing above it, that turn is empty.
             turns.append(Turn(role="user", text=""))
@@ -100,15 +114,41 @@ class SlotRenderer:
                 choices.append(choice)
                 continue
             try:
+                value = self.evaluate(choice, values)
+                if isinstance(value, str) and not choice.quoted:  # `{{ moods|join(",") }}`: one choice each
+                    value = [part.strip() for part in value.split(",") if part.strip()]
                 # A lone surrogate (not valid UTF-8) in a choice broke pydantic's schema for the answer.
-                choices.extend(scrub_text(item)[0] for item in opts.check_choices(self.evaluate(choice, values)))
+                choices.extend(scrub_text(item)[0] for item in opts.check_choices(value))
             except opts.OptionValueError as exc:
                 self.fail(choice, str(exc))
         if self.choices:
             settings["choices"] = self.checked_choices(choices)
         settings.setdefault("use_tools", settings.get("tools") is not None)
         settings.pop("required", None)
+        if self.arguments:
+            settings["arguments"] = tuple((key, self.argument(value, values)) for key, value in self.arguments)
+        if self.class_name is not None:
+            settings["output_class"] = self.output_class(values)
         return SlotOptions(**settings)
+
+    def argument(self, value: object, values: dict[str, Any]) -> object:
+        if isinstance(value, CompiledExpr):
+            return self.evaluate(value, values)
+        if isinstance(value, Reference):
+            # check_context made sure the name exists before the run; a skipped slot's is None.
+            return values.get(value.name)
+        return value
+
+    def output_class(self, values: dict[str, Any]) -> type[Any]:
+        found = values.get(self.class_name or "")
+        if not is_output_class(found):
+            message = (
+                f"cannot run [[{self.slot}]]: {self.class_name} is {_kind(found)}, not a pydantic model, "
+                "dataclass or TypedDict"
+            )
+            raise TemplateRenderError(f"{self.template_name}: {message}")
+        assert isinstance(found, type)
+        return found
 
     def checked_choices(self, choices: list[str]) -> tuple[str, ...]:
         where = next((choice for choice in self.choices if isinstance(choice, CompiledExpr)), None)
@@ -149,6 +189,55 @@ class SlotRenderer:
         raise TemplateRenderError(_at(self.template_name, expr.node.line, expr.node.col, message)) from cause
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class TextRenderer:
+    """Renders text that no slot of its own block sends (a `TextStep`) into its turns."""
+
+    template_name: str
+    turns: tuple[TurnSource, ...]
+
+    def __call__(self, context: Mapping[str, Any], /) -> tuple[Turn, ...]:
+        values = dict(context)
+        return render_turns(self.turns, values, self.text)
+
+    def text(self, text: CompiledText, values: dict[str, Any]) -> str:
+        try:
+            return text.render(values)
+        except Exception as exc:  # any error a user's expression raises, located for the person
+            message = f"cannot render the text: {_describe(exc)}"
+            raise TemplateRenderError(_at(self.template_name, text.node.line, text.node.col, message)) from exc
+
+
+def render_turns(
+    sources: tuple[TurnSource, ...], values: dict[str, Any], render: Callable[[CompiledText, dict[str, Any]], str]
+) -> tuple[Turn, ...]:
+    """The turns `sources` give: consecutive plain texts form one user turn; blank turns are dropped."""
+    turns: list[Turn] = []
+    above: list[str] = []
+    for source in sources:
+        rendered = render(source.text, values)
+        if source.role == "text":
+            above.append(rendered)
+            continue
+        _add(turns, "user", "".join(above))
+        above.clear()
+        _add(turns, source.role, rendered)
+    _add(turns, "user", "".join(above))
+    return tuple(turns)
+
+
+def is_output_class(value: object) -> bool:
+    """Whether a notebook value can be a slot's type: a pydantic model, a dataclass or a TypedDict."""
+    if not isinstance(value, type):
+        return False
+    model = issubclass(value, pydantic.BaseModel)
+    return model or dataclasses.is_dataclass(value) or typing_extensions.is_typeddict(value)
+
+
+def _kind(value: object) -> str:
+    return "not defined" if value is None else f"a {type(value).__name__}"
+
+
 def _add(turns: list[Turn], role: Literal["user", "assistant"], text: str) -> None:
     """Append a turn unless it is whitespace only (layout around tags and slots is not a turn)."""
     if text.strip():
@@ -165,3 +254,63 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, RenderLimit):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Condition:
+    """An `{% if %}`/`{% elif %}` test, evaluated when the run reaches the block."""
+
+    template_name: str
+    expr: CompiledExpr
+
+    def __call__(self, context: Mapping[str, Any], /) -> bool:
+        return bool(_evaluate(self.template_name, self.expr, dict(context), "cannot decide the {% if %}"))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Items:
+    """A loop's items as bindings of its variables (`{"item": …}`), filtered by its `if`."""
+
+    template_name: str
+    expr: CompiledExpr
+    targets: tuple[str, ...]
+    test: CompiledExpr | None = None
+
+    def __call__(self, context: Mapping[str, Any], /) -> list[dict[str, Any]]:
+        values = dict(context)
+        found = _evaluate(self.template_name, self.expr, values, "cannot loop")
+        if isinstance(found, Mapping):
+            found = list(found)  # as Jinja does: a mapping loops over its keys
+        try:
+            items = list(found)  # type: ignore[call-overload]  # any iterable; a TypeError is reported below
+        except TypeError:
+            where = _at(self.template_name, self.expr.node.line, self.expr.node.col, "cannot loop")
+            raise TemplateRenderError(f"{where}: {type(found).__name__} is not something to loop over") from None
+        bindings = [self.bind(item) for item in items]
+        if self.test is None:
+            return bindings
+        test = self.test
+        return [b for b in bindings if _evaluate(self.template_name, test, {**values, **b}, "cannot filter the loop")]
+
+    def bind(self, item: object) -> dict[str, Any]:
+        if len(self.targets) == 1:
+            return {self.targets[0]: item}
+        values: tuple[Any, ...] = ()
+        if isinstance(item, Iterable) and not isinstance(item, str):
+            values = tuple(item)  # unpacking, as `for a, b in …` does
+        if len(values) != len(self.targets):
+            where = _at(self.template_name, self.expr.node.line, self.expr.node.col, "cannot loop")
+            raise TemplateRenderError(f"{where}: cannot unpack {item!r} into {', '.join(self.targets)}")
+        return dict(zip(self.targets, values, strict=True))
+
+
+def _evaluate(template_name: str, expr: CompiledExpr, values: dict[str, Any], what: str) -> object:
+    try:
+        value = expr.function(**values)
+    except Exception as exc:  # any error a user's expression raises, located for the person
+        where = _at(template_name, expr.node.line, expr.node.col, what)
+        raise TemplateRenderError(f"{where}: {_describe(exc)}") from exc
+    if isinstance(value, jinja2.Undefined):
+        where = _at(template_name, expr.node.line, expr.node.col, what)
+        raise TemplateRenderError(f"{where}: {expr.node.expression.strip()} is undefined")
+    return value

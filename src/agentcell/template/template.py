@@ -7,14 +7,16 @@ namespace/`--context`, or be a slot answered *earlier* in the run.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 import jinja2
 
-from ..errors import UndefinedVariableError
+from ..actions import BUILTIN_ACTIONS, action_policy
+from ..errors import TemplateSyntaxError, UndefinedVariableError
 from .jinja import locate_name
-from .program import SlotSpec, SlotStep, Step, TemplateWarning
+from .program import SLOT_TYPES, SlotSpec, SlotStep, Step, TemplateWarning
 from .source import Source
 
 
@@ -28,6 +30,19 @@ class VariableUse:
     line: int
     col: int
     slot: int
+    origin: tuple[str, str] | None = None
+    """`(name, text)` of the included file it is written in; `None` for the cell itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """A name the run must find in the context: a notebook class used as a type, or a custom action."""
+
+    name: str
+    what: Literal["class", "action"]
+    line: int
+    col: int
+    origin: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -46,6 +61,8 @@ class CompiledTemplate:
     environment: jinja2.Environment = field(repr=False)
     assigned: frozenset[str] = field(default=frozenset(), repr=False)
     """Names some `{% set %}` assigns (to explain why they are undefined elsewhere)."""
+    needs: tuple[Need, ...] = field(default=(), repr=False)
+    """Notebook classes and custom actions the template names."""
 
     def __repr__(self) -> str:
         slots = ", ".join(_written(spec) for spec in self.slots)
@@ -67,6 +84,9 @@ class CompiledTemplate:
         after it, so reading a slot before it is answered is reported too.
         """
         available = set(names)
+        if isinstance(names, Mapping):  # values too: a function decorated @action(name=…) goes by that name
+            available |= {policy.name for value in names.values() if (policy := action_policy(value)) and policy.name}
+        self.check_needs(available)
         answered: set[str] = set()
         index = 0
         for position, spec in enumerate(self.slots):
@@ -78,8 +98,31 @@ class CompiledTemplate:
                 index += 1
             answered.add(spec.name)
 
+    def check_needs(self, available: set[str]) -> None:
+        """Every notebook class and custom action the template names must be in the context."""
+        for need in self.needs:
+            if need.name in available or (need.what == "action" and need.name in BUILTIN_ACTIONS):
+                continue
+            name, text = need.origin or (self.name, self.source)
+            if need.what == "class":
+                close = difflib.get_close_matches(need.name, [*SLOT_TYPES, *sorted(available)], n=3, cutoff=0.6)
+                hint = f" (close: {', '.join(close)})" if close else ""
+                message = (
+                    f"no type or notebook class named '{need.name}'{hint}: define a pydantic model, dataclass "
+                    "or TypedDict of that name in the notebook, or pass it with --context"
+                )
+            else:
+                close = difflib.get_close_matches(need.name, [*BUILTIN_ACTIONS, *sorted(available)], n=1, cutoff=0.6)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                message = (
+                    f"no action named '{need.name}'{hint} (built-in actions: {', '.join(BUILTIN_ACTIONS)}; "
+                    "a notebook function becomes one with @action)"
+                )
+            raise TemplateSyntaxError(message, line=need.line, col=need.col, source=text, name=name)
+
     def undefined(self, use: VariableUse, missing: frozenset[str], known: set[str]) -> None:
-        source = Source(self.source, name=self.name)
+        name_, text = use.origin or (self.name, self.source)
+        source = Source(text, name=name_)
         located = []
         for name in sorted(missing):
             at = locate_name(use.regions, name, self.environment, source) or (use.line, use.col)
@@ -104,12 +147,16 @@ class CompiledTemplate:
                 else "; define it in the notebook, pass it with --context, or answer it with an earlier slot"
             )
             message = f"undefined variable '{name}'{hint}"
-        raise UndefinedVariableError(message, variable=name, line=line, col=col, source=self.source, name=self.name)
+        raise UndefinedVariableError(message, variable=name, line=line, col=col, source=text, name=name_)
 
 
 def _written(spec: SlotSpec) -> str:
     bang = "!" if spec.required else ""
+    label = spec.type_label
     if spec.auto_named:
-        return f"[[{bang}{spec.type}:]]"
-    kind = "" if spec.type == "text" else f"{spec.type}:"
-    return f"[[{bang}{kind}{spec.name}]]"
+        return f"[[{bang}{label}:]]"
+    if spec.action is not None and spec.name == spec.action:
+        return f"[[{label}]]"
+    if spec.type == "text":
+        return f"[[{bang}{spec.name}{label[4:]}]]"  # `[[ideas{3}]]`: the quantifier follows the name
+    return f"[[{bang}{label}:{spec.name}]]"

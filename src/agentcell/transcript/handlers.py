@@ -74,6 +74,8 @@ def slot_started(tr: TranscriptState, ev: Ev) -> None:
         slot.type = js_str(ev["slot_type"])
     if is_num(ev.get("index")):
         slot.index = ev["index"]
+    if isinstance(ev.get("limits"), dict):
+        slot.limits = ev["limits"]
     tr.start_slot(slot)
 
 

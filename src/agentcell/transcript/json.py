@@ -20,6 +20,7 @@ def slot_json(slot: Slot) -> dict[str, Any]:
         "required": slot.required,
         "use_tools": slot.use_tools,
         "index": slot.index,
+        "limits": slot.limits,
         "status": slot.status,
         "kept": slot.kept,
         "round_base": slot.round_base,

@@ -61,6 +61,8 @@ class Slot:
     required: bool = False
     use_tools: bool = False
     index: int | None = None
+    limits: dict[str, Any] | None = None
+    """This slot's effective ceiling (`slot_started.limits`), for the meters."""
     status: str = "pending"
     rounds: dict[int, Round] = field(default_factory=dict)
     """Round number → round, in the order first seen (JSON sorts them)."""

@@ -1,0 +1,143 @@
+"""Batch: one template over many rows (SPEC §3.12) — `agentcell.map(template, rows, ...)` → `Batch`.
+
+* `inputs.py` reads `--over` values into rows and checks them against the template;
+* `runner.py` runs the rows concurrently on the running loop (`Batch`);
+* `throttle.py` is the one back-off a 429 puts on every row;
+* `results.py` is the table (`BatchResult.to_pandas()`, records, CSV/JSON/Parquet);
+* `resume.py` journals rows as they finish so `resume=True` skips what is done;
+* `dask.py` runs the rows on a Dask cluster instead (`client=`).
+
+This package sits above the engine (a row is one engine run) and below the kernel glue
+(`batch_view.py` shows a batch in a widget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from pydantic_ai.models import Model
+from pydantic_ai.usage import UsageLimits
+
+from ..journal import JournalOption
+from ..options import DEFAULT_COMPACTION, NO_DEPS, ApproveCallback, Compaction, Dispatch, RunOptions, ToolLike
+from ..template.program import Template
+from .errors import BatchError
+from .inputs import Row, check_rows, read_rows
+from .results import BatchResult, RowResult
+from .resume import Manifest, journal_folder, manifest_path
+from .runner import Batch, BatchOptions
+from .throttle import Throttle, gated
+
+__all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "Row", "RowResult", "map", "start_batch"]
+
+
+def map(
+    template: Template | str,
+    rows: Any,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve: ApproveCallback | None = None,
+    approve_writes: bool = False,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    now: datetime | None = None,
+    concurrency: int = 8,
+    max_rows: int | None = None,
+    max_cost: float | None = None,
+    keep: bool = False,
+    resume: bool = False,
+    client: Any = None,
+) -> Batch:
+    """Run `template` once per row of `rows`, `concurrency` rows at a time; returns the `Batch` at once.
+
+    `rows` is a pandas DataFrame, a list of dicts, a list of strings (`{{ item }}`) or a glob of files
+    (`{{ filename }}`, `{{ text }}`). Each row's fields are template variables on top of `context`.
+    The run keywords are `RunOptions`' (per row; `history`, `run_id` and `resume_from` belong to one
+    run and are not among them); `max_rows` takes the first rows only, `max_cost`
+    stops starting rows once the known cost passes it (USD), `keep` keeps the input columns in the
+    results, `resume` skips rows an earlier batch over the same template finished, and `client` (an
+    asynchronous `distributed.Client`) runs the rows on a Dask cluster.
+
+    `async for row in batch` gives each `RowResult` as it finishes; `await batch` the `BatchResult`;
+    `batch.cancel()` stops everything.
+
+    Raises (before any row starts): `BatchError` for bad rows, `TemplateSyntaxError`,
+    `ToolDefinitionError`, `ModelConfigError`.
+    """
+    options = RunOptions(
+        context=context,
+        model=model,
+        tools=tools,
+        dispatch=dispatch,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve=approve,
+        approve_writes=approve_writes,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        now=now,
+    )
+    settings = BatchOptions(concurrency=concurrency, max_cost=max_cost, keep=keep, resume=resume)
+    return start_batch(template, rows, options, settings, max_rows=max_rows, client=client)
+
+
+def start_batch(
+    template: Template | str,
+    over: Any,
+    options: RunOptions,
+    settings: BatchOptions,
+    *,
+    max_rows: int | None = None,
+    client: Any = None,
+) -> Batch:
+    """`map` with its options as values (what the magic calls): check everything, then start the batch."""
+    from ..engine.toolbox import build_registry
+    from ..models import resolve_model
+
+    compiled = _compile(template)
+    if settings.concurrency < 1:
+        raise BatchError(f"concurrency must be at least 1, got {settings.concurrency}")
+    rows = read_rows(over, max_rows=max_rows)
+    check_rows(rows, compiled.variables, list(options.context or {}))
+    build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
+    throttle = Throttle()
+    resolved = resolve_model(options.model)  # a bad model name fails now, not in every row
+    shared = gated(resolved.model, throttle)
+    if client is None and shared is not resolved.model:
+        options = replace(options, model=shared)  # one model (and HTTP client) for every row, behind one back-off
+    folder = journal_folder(options.journal)
+    if settings.resume and folder is None:
+        raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
+    options = replace(options, journal=folder if folder is not None else False)
+    path = manifest_path(compiled.sha256, options.journal)
+    manifest = Manifest(path) if path is not None else None
+    if client is not None:
+        from .dask import DaskRows
+
+        runner = DaskRows(client, compiled, options)
+        batch = Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest,
+                      runner=runner, engine="dask")
+        runner.bind(batch)
+        return batch
+    return Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest)
+
+
+def _compile(template: Template | str) -> Template:
+    if not isinstance(template, str):
+        return template
+    from ..template import compile_template
+
+    return compile_template(template)
+

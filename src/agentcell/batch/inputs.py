@@ -1,0 +1,158 @@
+"""A batch's rows: what `--over` / `map(rows=...)` may be, read into plain dict rows.
+
+Accepted (SPEC §3.12): a pandas DataFrame (each row's columns), a list of dicts, a list of strings
+(each string is `{{ item }}`), or a glob string of files (`{{ filename }}`, `{{ text }}`; `.csv` and
+`.json` files give one row per record instead, with `filename` added). Everything is checked before
+any row starts: a value of another kind, a glob that matches nothing, and a row that lacks a variable
+the template reads raise `BatchError` with one line naming the row and the variable.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob as globbing
+import hashlib
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from .errors import BatchError
+
+TEXT_SUFFIXES = frozenset({".txt", ".md"})
+RECORD_SUFFIXES = frozenset({".json", ".csv", ".jsonl"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    """One input row: its position, its fields (template variables) and a hash of its content."""
+
+    index: int
+    """0-based position in the input (the table's row number)."""
+    fields: Mapping[str, Any]
+    """The row's template variables (on top of the notebook namespace)."""
+    key: str
+    """sha256 of the row's content (canonical JSON): with the template hash, what `--resume` matches."""
+
+
+def row_key(fields: Mapping[str, Any]) -> str:
+    """The content hash of a row: the same fields and values give the same key in any process."""
+    text = json.dumps(to_jsonable_python(dict(fields), fallback=repr), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_rows(over: Any, *, max_rows: int | None = None) -> list[Row]:
+    """`over` as a list of rows (the first `max_rows` when set).
+
+    Raises:
+        BatchError: `over` is none of the accepted kinds, a glob matched nothing, or a file cannot be read.
+    """
+    records = list(_records(over))
+    if max_rows is not None:
+        records = records[:max_rows]
+    return [Row(index=i, fields=fields, key=row_key(fields)) for i, fields in enumerate(records)]
+
+
+def check_rows(rows: Sequence[Row], needed: Collection[str], available: Collection[str]) -> None:
+    """Raise `BatchError` for the first row that lacks a variable the template reads.
+
+    `needed` are the template's free variables, `available` the names the notebook and `--context`
+    give every row.
+    """
+    missing_everywhere = set(needed) - set(available)
+    if not missing_everywhere:
+        return
+    for row in rows:
+        missing = sorted(missing_everywhere - set(row.fields))
+        if missing:
+            have = ", ".join(sorted(row.fields)) or "none"
+            raise BatchError(
+                f"row {row.index} has no {missing[0]!r}, which the template reads as {{{{ {missing[0]} }}}} "
+                f"(the row's fields: {have}; the notebook does not define it either)"
+            )
+
+
+def _records(over: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(over, str | Path):
+        return _from_glob(str(over))
+    if _is_dataframe(over):
+        return _from_dataframe(over)
+    if isinstance(over, Mapping):
+        raise BatchError(
+            "--over got a dict; give a list of dicts (one per row), a DataFrame, a list of strings or a glob of files"
+        )
+    if isinstance(over, Sequence | tuple) and not isinstance(over, bytes | bytearray):
+        return _from_list(over)
+    kinds = "a DataFrame, a list of dicts, a list of strings or a glob of files"
+    raise BatchError(f"--over must be {kinds}; got a {type(over).__name__}")
+
+
+def _is_dataframe(value: Any) -> bool:
+    cls = type(value)
+    return cls.__name__ == "DataFrame" and cls.__module__.startswith("pandas")
+
+
+def _from_dataframe(frame: Any) -> list[dict[str, Any]]:
+    # Columns that are not identifiers stay in the row (kept with --keep) though no `{{ }}` can read them.
+    return [dict(zip(frame.columns, values, strict=True)) for values in frame.itertuples(index=False, name=None)]
+
+
+def _from_list(items: Sequence[Any]) -> list[dict[str, Any]]:
+    if len({isinstance(item, str) for item in items}) > 1:
+        raise BatchError("--over mixes strings and other rows; give all dicts or all strings")
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            out.append({"item": item})
+        elif isinstance(item, Mapping):
+            keys = [k for k in item if not isinstance(k, str)]
+            if keys:
+                raise BatchError(f"--over row {i}: key {keys[0]!r} is not a string")
+            out.append(dict(item))
+        else:
+            kind = type(item).__name__
+            raise BatchError(f"--over row {i} is a {kind}; rows must be all dicts (fields) or all strings")
+    return out
+
+
+def _from_glob(pattern: str) -> list[dict[str, Any]]:
+    path = Path(pattern).expanduser()
+    matches = sorted(globbing.glob(str(path), recursive=True)) if globbing.has_magic(str(path)) else (
+        [str(path)] if path.exists() else [])
+    files = [Path(m) for m in matches if Path(m).is_file()]
+    if not files:
+        raise BatchError(f"--over {pattern!r} matches no file")
+    out: list[dict[str, Any]] = []
+    for file in files:
+        out.extend(_from_file(file))
+    return out
+
+
+def _from_file(file: Path) -> list[dict[str, Any]]:
+    suffix = file.suffix.lower()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BatchError(f"--over: cannot read {file}: {exc}") from None
+    if suffix == ".csv":
+        return [{**row, "filename": str(file)} for row in csv.DictReader(text.splitlines())]
+    if suffix in (".json", ".jsonl"):
+        return [{**record, "filename": str(file)} for record in _json_records(file, text, suffix)]
+    return [{"filename": str(file), "text": text}]
+
+
+def _json_records(file: Path, text: str, suffix: str) -> list[dict[str, Any]]:
+    try:
+        if suffix == ".jsonl":
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            data = json.loads(text)
+    except ValueError as exc:
+        raise BatchError(f"--over: {file} is not valid JSON: {exc}") from None
+    items = data if isinstance(data, list) else [data]
+    if not all(isinstance(item, dict) for item in items):
+        return [{"text": text}]
+    return items

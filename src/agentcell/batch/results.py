@@ -1,0 +1,159 @@
+"""A batch's results: one `RowResult` per input row, in row order, and the `BatchResult` table.
+
+`BatchResult.to_pandas()` has the input columns (with `keep`), one column per answer slot, then
+`status`, `error`, `requests`, `tool_calls`, `input_tokens`, `output_tokens`, `cost` and `run_id`;
+`to_records()` gives the same rows as dicts, and `to_csv` / `to_json` / `to_parquet` let pandas do the
+writing. A row that failed (or was never started because the batch was stopped) is a row like the
+others: its `status` says so and its `error` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pydantic_core import to_jsonable_python
+
+from ..usage import RunStatus, Usage
+
+RowStatus: TypeAlias = RunStatus | Literal["pending", "running", "not_started"]
+"""A row's state: `pending`, `running`, a run's final status, or `not_started` (the batch stopped first)."""
+
+GROUPS: dict[str, str] = {
+    "completed": "done",
+    "halted": "done",
+    "failed": "failed",
+    "budget_exhausted": "failed",
+    "stopped": "stopped",
+    "not_started": "not_started",
+    "running": "running",
+    "pending": "pending",
+}
+"""Row status → the progress bar's group (done / failed / stopped / running / pending / not_started)."""
+
+USAGE_COLUMNS = ("requests", "tool_calls", "input_tokens", "output_tokens", "cost")
+TAIL_COLUMNS = ("status", "error", *USAGE_COLUMNS, "run_id")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowResult:
+    """What one row produced, whatever way it ended."""
+
+    index: int
+    """The row's position in the input."""
+    key: str
+    """The row's content hash (what `--resume` matches, with the template hash)."""
+    input: Mapping[str, Any] = field(default_factory=dict)
+    """The row's fields."""
+    status: RowStatus = "pending"
+    results: Mapping[str, Any] = field(default_factory=dict)
+    """Slot name → value, for every slot that finished."""
+    error: str | None = None
+    """Why the row did not complete (`None` when it did)."""
+    usage: Usage = field(default_factory=Usage)
+    run_id: str | None = None
+    """The row's run (its journal file is `<run_id>.jsonl`); `None` for a row never started."""
+    resumed: bool = False
+    """True when the row was not run again: `--resume` found it done by an earlier batch."""
+
+    @property
+    def group(self) -> str:
+        """The progress bar's group for this row's status."""
+        return GROUPS[self.status]
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in ("pending", "running")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchResult:
+    """Every row of a batch, in input order, and how the batch ended."""
+
+    rows: tuple[RowResult, ...]
+    slots: tuple[str, ...]
+    """The template's answer slots (one column each)."""
+    keep: bool = False
+    """Whether the input columns come first in the table."""
+    status: Literal["completed", "stopped"] = "completed"
+    """`stopped` when Stop, `--max-cost` or an error ended the batch before every row ran."""
+    reason: str | None = None
+    """Why the batch stopped early (`None` when every row ran)."""
+    template_sha256: str = ""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Rows per status."""
+        return dict(Counter(row.status for row in self.rows))
+
+    @property
+    def usage(self) -> Usage:
+        """Totals over every row (rows restored by `--resume` included)."""
+        total = Usage()
+        for row in self.rows:
+            total = total + row.usage
+        return total
+
+    @property
+    def columns(self) -> list[str]:
+        inputs = [c for c in dict.fromkeys(k for row in self.rows for k in row.input)] if self.keep else []
+        return [*(_input_name(c, self.slots) for c in inputs), *self.slots, *TAIL_COLUMNS]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per row, in input order, with the table's columns."""
+        return [self._record(row) for row in self.rows]
+
+    def _record(self, row: RowResult) -> dict[str, Any]:
+        record: dict[str, Any] = {}
+        if self.keep:
+            record.update({_input_name(k, self.slots): v for k, v in row.input.items()})
+        record.update({slot: row.results.get(slot) for slot in self.slots})
+        usage = row.usage
+        record.update(status=row.status, error=row.error, requests=usage.requests, tool_calls=usage.tool_calls,
+                      input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=usage.cost,
+                      run_id=row.run_id)
+        return record
+
+    def to_pandas(self) -> Any:
+        """The table as a pandas DataFrame (pandas must be installed)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records(), columns=self.columns)
+
+    def to_csv(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        """Write the table as CSV (JSON slot values as JSON text)."""
+        _flat(self.to_pandas(), self.slots).to_csv(path, index=False, **kwargs)
+
+    def to_json(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        """Write the table as a JSON array of records."""
+        kwargs.setdefault("orient", "records")
+        kwargs.setdefault("force_ascii", False)
+        self.to_pandas().to_json(path, **kwargs)
+
+    def to_parquet(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        """Write the table as Parquet (pyarrow); JSON slot values become JSON text."""
+        _flat(self.to_pandas(), self.slots).to_parquet(path, index=False, **kwargs)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts.items()))
+        return f"<BatchResult {len(self.rows)} rows ({counts}); slots {list(self.slots)}; status={self.status!r}>"
+
+
+def _input_name(column: str, slots: tuple[str, ...]) -> str:
+    """An input column that has a slot's name is kept as `<name>_input` (the slot's value wins the name)."""
+    return f"{column}_input" if column in slots or column in TAIL_COLUMNS else column
+
+
+def _flat(frame: Any, slots: tuple[str, ...]) -> Any:
+    """`frame` with dict/list values as JSON text, so CSV and Parquet get one type per column."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].map(lambda v: isinstance(v, dict | list | tuple)).any():
+            out[column] = out[column].map(
+                lambda v: json.dumps(to_jsonable_python(v, fallback=repr), ensure_ascii=False)
+                if isinstance(v, dict | list | tuple) else v)
+    return out

@@ -1,0 +1,99 @@
+"""What `--resume` reads: each batch row journalled as it finishes, per template (SPEC §3.12).
+
+Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest,
+`<journal folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content
+key, status, slot values, error, usage and run id. Each line is one write followed by a flush, so a
+Stop, an interrupt or a dead kernel loses only the rows in flight. `--resume` reads the manifest of
+the same template and skips every row whose content key is there as done (`completed` or `halted`);
+failed, stopped and unseen rows run again. The row's run id leads to its full transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic_core import to_jsonable_python
+
+from ..journal import JournalOption, journal_path
+from ..usage import Usage
+from .results import RowResult
+
+DONE = frozenset({"completed", "halted"})
+"""Row statuses `--resume` does not run again."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finished:
+    """A row as an earlier batch's manifest has it."""
+
+    status: str
+    results: dict[str, Any]
+    usage: Usage
+    run_id: str | None
+    error: str | None = None
+
+
+def journal_folder(option: JournalOption) -> Path | None:
+    """The folder a batch's row runs journal into under `option` (`None`: journaling is off)."""
+    path = journal_path("0", option)  # any valid run id: only the folder is wanted
+    return None if path is None else path.parent
+
+
+def manifest_path(template_sha256: str, option: JournalOption) -> Path | None:
+    """Where the rows of batches over this template are journalled (`None`: journaling is off)."""
+    folder = journal_folder(option)
+    return None if folder is None else folder / "batches" / f"{template_sha256[:16]}.jsonl"
+
+
+def read_finished(path: Path) -> dict[str, Finished]:
+    """Row key → its latest finished state in the manifest at `path` (empty when there is none)."""
+    found: dict[str, Finished] = {}
+    if not path.exists():
+        return found
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                row = json.loads(line)
+                usage = Usage(**row.get("usage", {}))
+                earlier = found.get(row["key"])
+                if earlier is not None and earlier.status in DONE and row["status"] not in DONE:
+                    continue  # done once (same template, same row) stays done; a later stopped rerun changes nothing
+                found[row["key"]] = Finished(status=row["status"], results=row.get("results") or {}, usage=usage,
+                                             run_id=row.get("run_id"), error=row.get("error"))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a crash mid-write
+    return found
+
+
+class Manifest:
+    """Appends each finished row of a batch to its template's manifest; one flushed line per row."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 — held for the batch, closed by close()
+
+    def write(self, row: RowResult) -> None:
+        if self._file is None:
+            return
+        record = {
+            "ts": round(time.time(), 3),
+            "key": row.key,
+            "index": row.index,
+            "status": row.status,
+            "results": to_jsonable_python(dict(row.results), fallback=repr),
+            "error": row.error,
+            "usage": to_jsonable_python(row.usage),
+            "run_id": row.run_id,
+        }
+        self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,134 @@
+"""One back-off for a whole batch: a 429 on any row pauses every row's next request (SPEC §3.12).
+
+A batch of 64 rows that each retried a rate limit on its own would keep hitting the limit 64 times
+over. Instead the batch's model is `RetryingModel(GatedModel(model))`: every request first waits for
+the batch's `Throttle`; a 429 pauses the throttle for the provider's `Retry-After` (or a growing
+delay when it sends none) and is re-raised, so the row's `RetryingModel` still shows its visible
+retry, and when the pause is over every row goes on. The first request that succeeds after a pause
+resets the growing delay: the batch recovers by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+from ..providers.retry import RetryingModel, retry_after
+
+
+class Throttle:
+    """When the batch may send its next request: now, or after the current shared pause."""
+
+    def __init__(
+        self,
+        *,
+        base_delay: float = 1.0,
+        max_delay: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self.base_delay = base_delay
+        """The first pause after a 429 that names no `Retry-After`; it doubles while 429s keep coming."""
+        self.max_delay = max_delay
+        self.paused_until = 0.0
+        """`clock()` time before which no request is sent."""
+        self.pauses = 0
+        """How many 429s paused the batch (shown by the widget, read by tests)."""
+        self._streak = 0
+        self._clock = clock
+        self._sleep = sleep
+
+    @property
+    def paused_for(self) -> float:
+        """Seconds left in the current pause (0 when requests may go)."""
+        return max(0.0, self.paused_until - self._clock())
+
+    def rate_limited(self, retry_after_s: float | None) -> float:
+        """A 429: pause every row for `retry_after_s`, or a growing delay; returns the pause."""
+        self._streak += 1
+        delay = retry_after_s if retry_after_s is not None else min(
+            self.base_delay * 2.0 ** (self._streak - 1), self.max_delay)
+        self.paused_until = max(self.paused_until, self._clock() + delay)
+        self.pauses += 1
+        return delay
+
+    def succeeded(self) -> None:
+        """A request went through: the next 429 starts from the base delay again."""
+        self._streak = 0
+
+    async def ready(self) -> None:
+        """Wait out the current pause (a Stop cancels the wait)."""
+        while (wait := self.paused_until - self._clock()) > 0:
+            await self._sleep(wait)
+
+
+class GatedModel(WrapperModel):
+    """Wait for the batch's throttle before each request; report each 429 to it, then re-raise."""
+
+    def __init__(self, wrapped: Model, throttle: Throttle) -> None:
+        super().__init__(wrapped)
+        self.throttle = throttle
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        await self.throttle.ready()
+        try:
+            response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        except ModelHTTPError as exc:
+            self._seen(exc)
+            raise
+        self.throttle.succeeded()
+        return response
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        await self.throttle.ready()
+        opened = self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context)
+        try:
+            stream = await opened.__aenter__()
+        except ModelHTTPError as exc:
+            self._seen(exc)
+            raise
+        self.throttle.succeeded()
+        try:
+            yield stream
+        except BaseException as exc:
+            if not await opened.__aexit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            await opened.__aexit__(None, None, None)
+
+    def _seen(self, exc: ModelHTTPError) -> None:
+        if exc.status_code == 429:
+            self.throttle.rate_limited(retry_after(exc))
+
+
+def gated(model: Model, throttle: Throttle) -> Model:
+    """The batch's model: a network model's requests go through `throttle`; local models are left alone.
+
+    Only a `RetryingModel` (what `resolve_model` wraps every network model in) can meet a 429; the
+    gate goes inside it, so its visible retries wait for the shared pause too.
+    """
+    if not isinstance(model, RetryingModel):
+        return model
+    return RetryingModel(GatedModel(model.wrapped, throttle), policy=model.policy, key_var=model.key_var)

@@ -1,0 +1,131 @@
+"""`agentcell.map`: rows run concurrently on the loop, results come back in row order, failures stay in their row."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agentcell.batch import BatchError, map
+from agentcell.tools import readonly
+
+from .conftest import Shouter, calling
+
+pytestmark = pytest.mark.anyio
+
+TEMPLATE = "SHOUT: {{ item }} [[answer]]"
+WORDS = [f"w{i:03d}" for i in range(200)]
+
+
+@pytest.mark.parametrize("concurrency", [1, 8, 64], ids=["c1", "c8", "c64"])
+async def test_200_rows_give_the_same_results_in_row_order(concurrency: int) -> None:
+    model = Shouter()
+    batch = map(TEMPLATE, WORDS, model=model.model, concurrency=concurrency, journal=False)
+    result = await batch
+    assert [r["answer"] for r in result.to_records()] == [w.upper() for w in WORDS]
+    assert [r["status"] for r in result.to_records()] == ["completed"] * 200
+    assert result.status == "completed" and result.reason is None
+    assert model.requests == 200
+    assert model.most_running <= concurrency
+    if concurrency > 1:
+        assert model.most_running > 1  # rows really overlapped
+
+
+async def test_async_iteration_yields_every_row_as_it_finishes() -> None:
+    batch = map(TEMPLATE, WORDS[:30], model=Shouter().model, concurrency=8, journal=False)
+    seen = [row.index async for row in batch]
+    assert sorted(seen) == list(range(30))
+    assert seen != list(range(30))  # finish order, not input order (the model's pauses are random)
+
+
+async def test_a_failing_row_is_failed_in_its_row_and_the_rest_finish() -> None:
+    result = await map(TEMPLATE, WORDS[:20], model=Shouter(fail_on="w007").model, concurrency=4, journal=False)
+    records = result.to_records()
+    assert [r["status"] for r in records].count("completed") == 19
+    assert records[7]["status"] == "failed"
+    assert records[7]["answer"] is None
+    assert "the model cannot shout w007" in records[7]["error"]
+    assert result.status == "completed"
+
+
+async def test_a_row_whose_tool_raises_is_failed_and_the_rest_finish() -> None:
+    @readonly
+    def fetch(word: str) -> str:
+        """Fetch the page for a word."""
+        if word == "w003":
+            raise ValueError("page w003 is gone")
+        return f"page of {word}"
+
+    def answer(returns: list[str]) -> str:
+        if returns[-1].startswith("error:") or "ValueError" in returns[-1]:
+            raise RuntimeError(f"cannot extract: {returns[-1]}")
+        return returns[-1].upper()
+
+    template = "SHOUT: {{ item }} [[answer|use_tools=true]]"
+    result = await map(template, WORDS[:8], model=calling("fetch", "word", then=answer), tools=[fetch],
+                       concurrency=3, journal=False)
+    statuses = [r.status for r in result.rows]
+    assert statuses == ["completed"] * 3 + ["failed"] + ["completed"] * 4
+    assert "ValueError: page w003 is gone" in (result.rows[3].error or "")
+    assert result.rows[4].results == {"answer": "PAGE OF W004"}
+
+
+async def test_keep_puts_the_input_columns_first() -> None:
+    rows = [{"name": "ada", "word": "hi"}, {"name": "bob", "word": "yo"}]
+    result = await map("SHOUT: {{ word }} [[answer]]", rows, model=Shouter().model, keep=True, journal=False)
+    frame = result.to_pandas()
+    assert list(frame.columns) == ["name", "word", "answer", "status", "error", "requests", "tool_calls",
+                                   "input_tokens", "output_tokens", "cost", "run_id"]
+    assert frame[["name", "answer", "status"]].values.tolist() == [["ada", "HI", "completed"], ["bob", "YO", "completed"]]
+    plain = (await map("SHOUT: {{ word }} [[answer]]", rows, model=Shouter().model, journal=False)).to_pandas()
+    assert list(plain.columns)[:2] == ["answer", "status"]
+
+
+async def test_cancel_stops_running_rows_and_never_starts_pending_ones() -> None:
+    model = Shouter(pause=0.2, seed=1)
+    batch = map(TEMPLATE, WORDS[:100], model=model.model, concurrency=10, journal=False)
+    while sum(r.status == "completed" for r in batch.rows) < 10:
+        await asyncio.sleep(0.01)
+    batch.cancel()
+    result = await batch
+    counts = result.counts
+    assert result.status == "stopped" and result.reason == "stopped"
+    assert counts.get("not_started", 0) >= 70
+    assert counts["completed"] + counts.get("stopped", 0) + counts["not_started"] == 100
+    # A row stopped before its request went out never reached the model; none is left streaming.
+    assert model.requests <= counts["completed"] + counts["stopped"]
+    assert model.running == 0
+    assert not [t for t in asyncio.all_tasks() if (t.get_name() or "").startswith("agentcell-")]
+
+
+async def test_max_rows_takes_the_first_rows() -> None:
+    result = await map(TEMPLATE, WORDS, model=Shouter().model, max_rows=5, journal=False)
+    assert [r.results["answer"] for r in result.rows] == ["W000", "W001", "W002", "W003", "W004"]
+
+
+async def test_bad_rows_fail_before_any_row_starts() -> None:
+    model = Shouter()
+    with pytest.raises(BatchError, match=r"^row 1 has no 'word', which the template reads as \{\{ word \}\} "
+                                         r"\(the row's fields: other; the notebook does not define it either\)$"):
+        map("SHOUT: {{ word }} [[answer]]", [{"word": "a"}, {"other": "b"}], model=model.model, journal=False)
+    with pytest.raises(BatchError, match=r"^--over must be a DataFrame, a list of dicts, a list of strings or a glob "
+                                         r"of files; got a int$"):
+        map(TEMPLATE, 42, model=model.model, journal=False)
+    assert model.requests == 0
+
+
+def test_map_takes_every_run_option_but_the_per_run_ones_then_the_batch_options() -> None:
+    import dataclasses
+    import inspect
+
+    from agentcell.options import RunOptions
+
+    params = list(inspect.signature(map).parameters.values())
+    assert [p.name for p in params[:2]] == ["template", "rows"]
+    per_run = {"history", "run_id", "resume_from"}  # one run's, not every row's
+    fields = [f.name for f in dataclasses.fields(RunOptions) if f.name not in per_run]
+    batch = ["concurrency", "max_rows", "max_cost", "keep", "resume", "client"]
+    assert [p.name for p in params[2:]] == fields + batch
+    defaults = RunOptions()
+    for p in params[2 : 2 + len(fields)]:
+        assert p.default == getattr(defaults, p.name), p.name
