@@ -38,16 +38,23 @@ class KernelSession:
         self.km = KernelManager(kernel_name=kernel_name)
         env = dict(__import__("os").environ)
         env.update(extra_env or {})
-        self.km.start_kernel(env=env)
-        self.kc = self.km.client()
-        self.kc.start_channels()
         self.comms: dict[str, WidgetComm] = {}
         self.outputs: dict[str, list[Msg]] = {}
         self.replies: dict[str, tuple[float, Msg]] = {}
         self.idle: set[str] = set()
         """Requests whose `status: idle` arrived on iopub: every output of theirs arrived before it."""
         self.version: tuple[int, ...] = ()
-        self._wait_kernel_info()
+        self.kc: Any = None
+        self.km.start_kernel(env=env)
+        try:
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            self._wait_kernel_info()
+        except BaseException:
+            # A session that never started must still close its sockets and its kernel: left to the
+            # garbage collector, the sockets warn (ResourceWarning) in whatever test runs then.
+            self.close()
+            raise
 
     def _wait_kernel_info(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -62,8 +69,13 @@ class KernelSession:
         raise TimeoutError("kernel did not answer kernel_info")
 
     def close(self) -> None:
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=True)
+        """Stop the channels (closing their sockets) and the kernel; safe to call twice."""
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+        finally:
+            if self.km.has_kernel:
+                self.km.shutdown_kernel(now=True)
 
     # ---- iopub / shell pumping -------------------------------------------------------------
     def pump(self, timeout: float = 0.05) -> None:

@@ -44,12 +44,28 @@ def kernel(request: pytest.FixtureRequest) -> Iterator[KernelSession]:
     name = request.param
     if not kernel_available(name):
         pytest.skip(f"kernel {name!r} is not installed here (scripts/setup creates it)")
-    session = KernelSession(kernel_name=name, extra_env=kernel_env())
-    session.run("%load_ext agentcell")
-    session.version = tuple(int(p) for p in session.run("import ipykernel; print(ipykernel.__version__)")
-                            .strip().split(".")[:2])
-    yield session
-    session.close()
+    session = open_session(name)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def open_session(name: str, *, session_type: type[KernelSession] = KernelSession) -> KernelSession:
+    """A started kernel with agentcell loaded and its ipykernel version read; closed again if that fails.
+
+    (A session left to the garbage collector warns about its unclosed zmq sockets in a later test,
+    which `filterwarnings = error` turns into that test's failure.)
+    """
+    session = session_type(kernel_name=name, extra_env=kernel_env())
+    try:
+        session.run("%load_ext agentcell")
+        version = session.run("import ipykernel; print(ipykernel.__version__)").strip()
+        session.version = tuple(int(p) for p in version.split(".")[:2])
+    except BaseException:
+        session.close()
+        raise
+    return session
 
 
 def start_cell(kernel: KernelSession, code: str, *, cell_id: str | None = None) -> tuple[str, WidgetComm]:

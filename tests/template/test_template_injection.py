@@ -70,21 +70,22 @@ def test_hostile_values_reach_the_model_verbatim(value: str) -> None:
     rendered = render(values, answer=value)
     after = compile_template(CELL)
     assert (after.steps, after.slots, after.variables) == (before.steps, before.slots, before.variables)
+    shown = value.replace("\ud800", "\ufffd")  # verbatim, except text that is not valid UTF-8 (issue 17)
     assert rendered == {
         "guard": RenderedSlot(
-            system=f"Rules for {value}.",
-            turns=(Turn(role="user", text=f"Judge this: [{value}]"),),
+            system=f"Rules for {shown}.",
+            turns=(Turn(role="user", text=f"Judge this: [{shown}]"),),
             options=SlotOptions(),
         ),
         "answer": RenderedSlot(
-            system=f"Rules for {value}.",
-            turns=(Turn(role="user", text=f"Example {value}"), Turn(role="user", text=f"Question: [{value}]")),
+            system=f"Rules for {shown}.",
+            turns=(Turn(role="user", text=f"Example {shown}"), Turn(role="user", text=f"Question: [{shown}]")),
             options=SlotOptions(model=value.strip()),
         ),
         "choice": RenderedSlot(
-            system=f"Rules for {value}.",
-            turns=(Turn(role="user", text=f"Echo [{value}]"),),
-            options=SlotOptions(choices=("a", value)),
+            system=f"Rules for {shown}.",
+            turns=(Turn(role="user", text=f"Echo [{shown}]"),),
+            options=SlotOptions(choices=("a", shown)),
         ),
     }
 

@@ -9,14 +9,22 @@ Tool calls are contained one level deeper, per call (`tooltask.py`).
 
 A `CancelledError` is a Stop only when the task it lands in is being cancelled (`stop_requested`);
 one that code raises on its own is a failure like any other.
+
+`cancel_cooperatively` delivers Stop into pydantic-ai as an anyio scope cancellation instead of a
+native `task.cancel()`. pydantic-ai (2.68) shields its own teardown with anyio scopes; a native cancel
+landing in one window of `Agent.run` (while it drains its readiness waiter) skips the `finally` that
+releases its `wrap_run` task, which then waits forever, holding the run (seen in 3 of 60 Stops timed
+at random while a guard's request was opening).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import AgentNode, NodeResult, WrapNodeRunHandler
@@ -66,3 +74,64 @@ class Containment(AbstractCapability[Any]):
             return await handler(node)
         except PROCESS_EXITS as exc:
             raise Escaped(exc) from exc
+
+
+T = TypeVar("T")
+
+ABANDON_AFTER_S = 0.5
+"""How long a Stop waits for cancelled work (a tool call, a model request) to end before leaving it behind."""
+
+_abandoned: set[asyncio.Task[Any]] = set()
+"""Work left running after Stop: referenced until it ends, so it is not collected mid-flight."""
+
+
+async def cancel_cooperatively(make: Callable[[], Awaitable[T]], *, what: str, warn: Callable[[str], None]) -> T:
+    """Await `make()` in a task of its own under an anyio cancel scope; a cancellation of the caller reaches it as
+    that scope's cancellation (see the module docstring), and what ignores it is abandoned after `ABANDON_AFTER_S`.
+    """
+    scope = anyio.CancelScope()
+
+    async def body() -> T:
+        with scope:
+            try:
+                return await make()
+            except PROCESS_EXITS as exc:  # never let these end a task: asyncio re-raises them out of the loop
+                raise Escaped(exc) from exc
+        raise asyncio.CancelledError  # the scope caught the cancellation passed on to it
+
+    task = asyncio.ensure_future(body())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if task.done() and not stop_requested():
+            raise  # cancelled from inside, nobody stopped it: the caller reports that as a failure
+        scope.cancel()
+        # Twice a tool's grace: a tool ignoring Stop inside the request is given up first, and the
+        # request then ends on its own.
+        await settle_or_abandon(task, what=what, warn=warn, grace=2 * ABANDON_AFTER_S)
+        raise
+
+
+async def settle_or_abandon(
+    task: asyncio.Task[Any], *, what: str, warn: Callable[[str], None], grace: float = ABANDON_AFTER_S
+) -> None:
+    """Give cancelled `task` `grace` seconds to end; else leave it running (referenced), warning about `what`."""
+    try:
+        with anyio.CancelScope(shield=True):  # a cancelled anyio scope around us must not cut this wait short
+            await asyncio.wait({task}, timeout=grace)
+    finally:
+        if not task.done():
+            _abandoned.add(task)
+            task.add_done_callback(_forget)
+            warn(
+                f"{what} did not stop within {grace:g} s of being cancelled; "
+                "it was abandoned and may still be running"
+            )
+        elif not task.cancelled():
+            task.exception()  # retrieved: what it ended with after Stop is not news
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _abandoned.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a late failure of abandoned work is not news

@@ -12,15 +12,19 @@ turns. Its value joins the context under its name; in a loop, under the loop's l
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from pydantic_ai.messages import ModelMessage
 
-from ..errors import AgentcellError
+from ..errors import AgentcellError, TemplateRenderError
 from ..events import CheckpointReached, RunStatus
 from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Step, Template, Turn, join_turns
+from ..template.render_limits import RENDER_SECONDS, cancel_flag
 from .actions import ActionOutcome, BreakRun, run_action
 from .contain import describe, stop_requested
 from .conversation import answered, turn_messages, with_header
@@ -38,6 +42,34 @@ class ResumePoint:
     """Finished slots (guards included): not run again; their answers rebuild the conversation."""
     slot_messages: Mapping[str, tuple[ModelMessage, ...]] = field(default_factory=dict)
     """The stopped slot's finished rounds are taken from here."""
+
+
+RENDER_GRACE_S = 1.0
+"""How long past `RENDER_SECONDS` the engine waits for a render thread before giving up on it."""
+
+
+async def render_off_loop(step: SlotStep, namespace: dict[str, Any]) -> RenderedSlot:
+    """`step.render(namespace)` in a worker thread: a long render (a huge loop, a slow expression) leaves
+    the loop and Stop live, and ends in `TemplateRenderError` past the bounds of `render_limits.py`.
+
+    Stop abandons the thread at once; the render itself stops at its next piece (the cancel flag).
+    """
+    cancel = threading.Event()
+
+    def render() -> RenderedSlot:
+        cancel_flag.set(cancel)  # in the thread's own copy of the context
+        return step.render(namespace)
+
+    try:
+        with anyio.fail_after(RENDER_SECONDS + RENDER_GRACE_S):
+            return await anyio.to_thread.run_sync(render, abandon_on_cancel=True)
+    except TimeoutError:  # one expression ran past the bound without returning (the budget never saw it)
+        raise TemplateRenderError(
+            f"cannot render the prompt of [[{step.slot.name}]]: rendering took longer than {RENDER_SECONDS:g} s; "
+            "render less or simplify the expressions"
+        ) from None
+    finally:
+        cancel.set()  # a render still going (Stop, the time bound) stops at its next piece
 
 
 class Executor(Flow):
@@ -189,10 +221,10 @@ class Executor(Flow):
         pending = guards.pending_names
         if pending:
             try:
-                return step.render(self.namespace(exclude=pending))
+                return await render_off_loop(step, self.namespace(exclude=pending))
             except AgentcellError:
                 await guards.join()
-        return step.render(self.namespace())
+        return await render_off_loop(step, self.namespace())
 
     def namespace(self, *, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
         values = {**self._context, **self.results, **self.frame_values()}

@@ -232,8 +232,12 @@ class _Sink:
         self.journal: Journal | None = None
         self.state: RunState | None = None
         self._scrubbed = 0
+        self._ended = False
 
     def emit(self, event: Event) -> None:
+        if self._ended:
+            return  # work abandoned at Stop may still report; nothing follows the run's one ending
+        self._ended = isinstance(event, ProcessingComplete)
         event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
         self._log.append(event)
         if replaced:

@@ -31,7 +31,7 @@ from ..wire import scrub
 from .approvals import approval_capability
 from .budget import SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls, SlotToolset
-from .contain import Containment, describe, stop_requested
+from .contain import Containment, cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .outputs import Check, Output, plan
@@ -139,7 +139,8 @@ class _AgentCall:
     async def run(self) -> AgentRunResult[Any]:
         state, name = self.state, self.requests.slot
         with request_scope(name, on_retry=functools.partial(_report_retry, state, name)):
-            return await self.agent.run(
+            run = functools.partial(
+                self.agent.run,
                 self.prompt,
                 message_history=self.past,
                 deps=state.deps,
@@ -149,6 +150,8 @@ class _AgentCall:
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
+            warn = functools.partial(state.warn, name)
+            return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
 
 
 def _agent_call(

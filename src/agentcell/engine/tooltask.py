@@ -9,8 +9,8 @@ Why a task of its own, and why it catches `BaseException`:
 * A tool's own `CancelledError` (raised by its code, not by Stop) is a tool error like any other; a
   cancellation of the call's task (Stop, a sibling call that ended the slot) goes through.
 * A tool that swallows cancellation would hold Stop for as long as it likes. The caller waits
-  `ABANDON_AFTER_S` for it to finish, then leaves it running on its own (kept referenced here until
-  it ends) and says so in a warning naming the tool.
+  `ABANDON_AFTER_S` for it to finish, then leaves it running on its own (kept referenced until it
+  ends, `contain.settle_or_abandon`) and says so in a warning naming the tool.
 """
 
 from __future__ import annotations
@@ -23,13 +23,8 @@ from typing import Any
 import anyio
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
 
-from .contain import describe, stop_requested
-
-ABANDON_AFTER_S = 0.5
-"""How long Stop waits for a cancelled tool call to end before leaving it behind."""
-
-_abandoned: set[asyncio.Task[Any]] = set()
-"""Tool calls left running after Stop: referenced until they end, so they are not collected mid-run."""
+from .contain import ABANDON_AFTER_S as ABANDON_AFTER_S
+from .contain import describe, settle_or_abandon, stop_requested
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,24 +92,5 @@ async def run_isolated(name: str, call: Awaitable[Outcome], *, warn: Callable[[s
             # The call's own task was cancelled from inside (the tool cancelled itself): a tool error.
             return Outcome(ok=False, text=f"CancelledError: {name} was cancelled from inside the tool")
         task.cancel()
-        try:
-            await asyncio.wait({task}, timeout=ABANDON_AFTER_S)
-        finally:
-            if not task.done():
-                _abandon(task)
-                warn(
-                    f"the tool {name!r} did not stop within {ABANDON_AFTER_S:g} s of being cancelled; "
-                    "it was abandoned and may still be running"
-                )
+        await settle_or_abandon(task, what=f"the tool {name!r}", warn=warn)
         raise
-
-
-def _abandon(task: asyncio.Task[Any]) -> None:
-    _abandoned.add(task)
-    task.add_done_callback(_forget)
-
-
-def _forget(task: asyncio.Task[Any]) -> None:
-    _abandoned.discard(task)
-    if not task.cancelled():
-        task.exception()  # retrieved: a late failure of an abandoned call is not news

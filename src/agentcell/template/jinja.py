@@ -71,12 +71,25 @@ class CompiledText:
             self.compiled.append(_compile_tree(self.environment.parse(self.node.source), self.environment)[0])
         return self.compiled[0]
 
-    def render(self, context: Mapping[str, Any]) -> str:
-        """The text for `context`; Jinja's exceptions propagate (the renderer locates them)."""
+    def render(self, context: Mapping[str, Any], *, check: Callable[[int], None] | None = None) -> str:
+        """The text for `context`; Jinja's exceptions propagate (the renderer locates them).
+
+        `check(size)` is called with each piece's length as Jinja produces it, so a render can be
+        bounded or stopped between pieces (it raises to stop).
+        """
         template = self.template
         if template is None:
-            return self.literal or ""
-        return template.render(context)
+            text = self.literal or ""
+            if check is not None:
+                check(len(text))
+            return text
+        if check is None:
+            return template.render(context)
+        pieces: list[str] = []
+        for piece in template.generate(context):
+            check(len(piece))
+            pieces.append(piece)
+        return "".join(pieces)
 
     @property
     def has_content(self) -> bool:

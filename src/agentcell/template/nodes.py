@@ -39,8 +39,25 @@ class Text:
 
     @property
     def source(self) -> str:
-        """The Jinja source of this text (HTML comments already removed)."""
-        return "".join(part.source for part in self.parts)
+        """The Jinja source of this text (HTML comments already removed).
+
+        Two data parts meet where a comment was removed; `{<!-- -->{ x }}` must not become the Jinja
+        `{{ x }}` there (alone it is literal text), so a `{` that would open Jinja with the next part
+        is written as the expression `{{ "{" }}`.
+        """
+        out: list[str] = []
+        for part, after in zip(self.parts, (*self.parts[1:], None), strict=True):
+            text = part.source
+            if (
+                part.kind == "data"
+                and after is not None
+                and after.kind == "data"
+                and text.endswith("{")
+                and after.source[:1] in ("{", "%", "#")
+            ):
+                text = text[:-1] + '{{ "{" }}'
+            out.append(text)
+        return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,10 +160,17 @@ class _Parser(SlotParser):
         return False
 
     def flush_data(self, data: list[Token], parts: list[TextPart]) -> None:
-        if data:
-            raw = data[0].raw if len(data) == 1 else "".join(token.raw for token in data)
-            parts.append(self.part("data", raw, data[0].pos))
-            data.clear()
+        # Where a removed comment joins `{` to `{`, `%` or `#`, the part is split, so the Jinja source
+        # can keep the two apart (`Text.source`): `{<!-- -->{ x }}` is literal text, with Jinja near or not.
+        start = 0
+        for index in range(1, len(data) + 1):
+            if index < len(data) and not (data[index - 1].raw.endswith("{") and data[index].raw[:1] in "{%#"):
+                continue
+            run = data[start:index]
+            raw = run[0].raw if len(run) == 1 else "".join(token.raw for token in run)
+            parts.append(self.part("data", raw, run[0].pos))
+            start = index
+        data.clear()
 
     def part(self, kind: TokenKind, raw: str, pos: int) -> TextPart:
         line, col = self.source.position(pos)

@@ -17,9 +17,11 @@ import pydantic
 import typing_extensions
 
 from ..errors import TemplateRenderError
+from ..wire import scrub_text
 from . import options as opts
 from .jinja import CompiledExpr, CompiledText
 from .program import RenderedSlot, SlotOptions, Turn
+from .render_limits import RenderLimit, current_budget, render_budget
 
 Choice = str | CompiledExpr
 
@@ -79,12 +81,13 @@ class SlotRenderer:
                 attribute) or a `{{ }}` option value does not suit its option.
         """
         values = dict(context)
-        return RenderedSlot(
-            system=self.joined(self.system, values),
-            header=self.joined(self.header, values),
-            turns=self.rendered_turns(values),
-            options=self.options(values),
-        )
+        with render_budget():  # bounded: see render_limits.py
+            return RenderedSlot(
+                system=self.joined(self.system, values),
+                header=self.joined(self.header, values),
+                turns=self.rendered_turns(values),
+                options=self.options(values),
+            )
 
     def joined(self, blocks: tuple[CompiledText, ...], values: dict[str, Any]) -> str | None:
         rendered = [self.text(block, values).strip() for block in blocks]
@@ -114,7 +117,8 @@ class SlotRenderer:
                 value = self.evaluate(choice, values)
                 if isinstance(value, str) and not choice.quoted:  # `{{ moods|join(",") }}`: one choice each
                     value = [part.strip() for part in value.split(",") if part.strip()]
-                choices.extend(opts.check_choices(value))
+                # A lone surrogate (not valid UTF-8) in a choice broke pydantic's schema for the answer.
+                choices.extend(scrub_text(item)[0] for item in opts.check_choices(value))
             except opts.OptionValueError as exc:
                 self.fail(choice, str(exc))
         if self.choices:
@@ -160,15 +164,20 @@ class SlotRenderer:
         return tuple(choices)
 
     def text(self, text: CompiledText, values: dict[str, Any]) -> str:
+        budget = current_budget()
         try:
-            return text.render(values)
+            rendered = text.render(values, check=None if budget is None else budget.take)
         except Exception as exc:  # any error a user's expression raises, located for the person
             message = f"cannot render the prompt of [[{self.slot}]]: {_describe(exc)}"
             raise TemplateRenderError(_at(self.template_name, text.node.line, text.node.col, message)) from exc
+        return scrub_text(rendered)[0]  # text that is not valid UTF-8 cannot be sent to a provider
 
     def evaluate(self, expr: CompiledExpr, values: dict[str, Any]) -> object:
+        budget = current_budget()
         try:
             value = expr.function(**values)
+            if budget is not None:
+                budget.take(len(value) if isinstance(value, str) else 0)
         except Exception as exc:  # as above
             self.fail(expr, _describe(exc), cause=exc)
         if isinstance(value, jinja2.Undefined):
@@ -242,6 +251,8 @@ def _at(name: str, line: int, col: int, message: str) -> str:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, jinja2.UndefinedError):
         return exc.message or "undefined"
+    if isinstance(exc, RenderLimit):
+        return str(exc)
     return f"{type(exc).__name__}: {exc}"
 
 
