@@ -56,17 +56,15 @@ class KernelSession:
             self.close()
             raise
 
-    def _wait_kernel_info(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        msg_id = self.kc.kernel_info()
-        while time.monotonic() < deadline:
-            try:
-                reply = self.kc.get_shell_msg(timeout=1)
-            except queue.Empty:
-                continue
-            if reply["parent_header"].get("msg_id") == msg_id:
-                return
-        raise TimeoutError("kernel did not answer kernel_info")
+    def _wait_kernel_info(self, timeout: float = 120) -> None:
+        """Wait until the kernel answers on shell *and* iopub is connected.
+
+        A zmq SUB socket drops whatever is published before its connection is made (the "slow joiner"):
+        waiting for the shell reply alone let the first request's `idle` status be lost on a cold
+        machine, and `run("%load_ext agentcell")` then waited for it forever. jupyter_client's
+        `wait_for_ready` re-sends kernel_info until an iopub message arrives too.
+        """
+        self.kc.wait_for_ready(timeout=timeout)
 
     def close(self) -> None:
         """Stop the channels (closing their sockets) and the kernel; safe to call twice."""

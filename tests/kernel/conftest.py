@@ -59,7 +59,7 @@ def open_session(name: str, *, session_type: type[KernelSession] = KernelSession
     """
     session = session_type(kernel_name=name, extra_env=kernel_env())
     try:
-        session.run("%load_ext agentcell")
+        session.run("%load_ext agentcell", timeout=180)  # a cold machine compiles every .pyc first
         version = session.run("import ipykernel; print(ipykernel.__version__)").strip()
         session.version = tuple(int(p) for p in version.split(".")[:2])
     except BaseException:
