@@ -166,6 +166,17 @@ def _active(page: Any) -> dict[str, Any]:
     return page.evaluate(ACTIVE)
 
 
+def _active_when(page: Any, ok: Any, *, timeout: float = 5.0) -> dict[str, Any]:
+    """The focused element once `ok(it)` holds (or the last one seen): the widget moves the focus in
+    its next render, a frame after the key press returned."""
+    deadline = time.monotonic() + timeout
+    while True:
+        active = _active(page)
+        if ok(active) or time.monotonic() > deadline:
+            return active
+        time.sleep(0.05)
+
+
 def _axe(page: Any, widget: Any) -> list[dict[str, Any]]:
     assert AXE.exists(), f"{AXE} is missing: run `npm ci`"
     if not page.evaluate("() => typeof window.axe === 'object'"):
@@ -281,7 +292,7 @@ def test_pending_approval_is_announced_and_the_focus_follows_approve_and_deny(la
     page.keyboard.press("Tab")
     assert _active(page)["label"] == "Approve send_note"
     page.keyboard.press("Enter")
-    after_approve = _active(page)
+    after_approve = _active_when(page, lambda a: a["cls"] == "agentcell-approval-outcome")
     assert after_approve["cls"] == "agentcell-approval-outcome" and after_approve["inWidget"], after_approve
     expect(first).to_have_attribute("data-status", "completed", timeout=30_000)
     expect(first.locator(".agentcell-approval-outcome")).to_have_text("approved")
@@ -301,7 +312,7 @@ def test_pending_approval_is_announced_and_the_focus_follows_approve_and_deny(la
     assert _active(page) == editor
     second.locator(".agentcell-goto-approval").focus()
     page.keyboard.press("Enter")
-    assert _active(page)["label"] == "Approval for send_note"
+    assert _active_when(page, lambda a: a["label"] == "Approval for send_note")["label"] == "Approval for send_note"
     page.keyboard.press("Tab")  # Approve
     page.keyboard.press("Tab")  # the reason: before Deny
     assert _active(page)["cls"] == "agentcell-reason"
