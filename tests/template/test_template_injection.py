@@ -125,12 +125,13 @@ def test_values_in_the_new_constructs_stay_values(value: str) -> None:
     inner = loop.steps[0]
     assert isinstance(inner, SlotStep)
     rendered = inner.render({**context, "item": value})
-    assert rendered.header == f"About {value}".strip()
-    assert rendered.turns == (Turn(role="user", text=f"Item: {value}".strip()),)
+    shown = value.replace("\ud800", "\ufffd")  # prompt text is scrubbed of what is not UTF-8 (issue 17)
+    assert rendered.header == f"About {shown}".strip()
+    assert rendered.turns == (Turn(role="user", text=f"Item: {shown}".strip()),)
     kept = branch.branches[0].steps[0]
     assert isinstance(kept, SlotStep) and kept.render(context).options.arguments == ((None, value),)
     first, second = together.steps
-    assert first.render(context).turns == (Turn(role="user", text=f"Q1 {value}".strip()),)
+    assert first.render(context).turns == (Turn(role="user", text=f"Q1 {shown}".strip()),)
     choices = second.render(context).options.choices
-    assert choices == (value, "other") or value in ("", "other")
+    assert choices == (shown, "other") or value in ("", "other")
     assert isinstance(echo, SlotStep) and echo.render(context).options.arguments == ((None, f"x {value}"),)
