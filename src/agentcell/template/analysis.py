@@ -19,6 +19,7 @@ Either way the Python code is generated at the first render, not here.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jinja2
@@ -42,7 +43,7 @@ class Analyzer:
     def __init__(self, env: jinja2.Environment) -> None:
         self.env = env
         # Names an expression reads that are not the context's: Jinja's globals, and `self`.
-        self.not_free = frozenset(env.globals) | {"self"}
+        self.not_free = _not_free(env)
         self.chunks: dict[str, frozenset[str] | None] = {}
 
     def variables(self, text: Text) -> frozenset[str] | None:
@@ -115,6 +116,11 @@ class Analyzer:
                 return None
             stack.extend((child, depth + 1) for child in node.iter_child_nodes())
         return names
+
+
+@functools.cache
+def _not_free(env: jinja2.Environment) -> frozenset[str]:
+    return frozenset(env.globals) | {"self"}
 
 
 def _chunks(text: Text) -> list[str] | None:

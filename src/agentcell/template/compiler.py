@@ -28,7 +28,6 @@ Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn, assert_never
@@ -84,7 +83,7 @@ class _Compiler(StructureCompiler):
         self.segment_names: dict[str, SlotSpec] = {}
         self.uses_of: dict[str, tuple[int, int]] = {}
         """Name → the segment it was last used in and its use number (`x#2` after a checkpoint)."""
-        self.auto_counts: Counter[str] = Counter()
+        self.auto_counts: dict[str, int] = {}
         self.segment = 0
         self.system = Blocks()
         self.header = Blocks()
@@ -274,8 +273,8 @@ class _Compiler(StructureCompiler):
         return None if self.source is self.root else (self.source.name, self.source.text)
 
     def auto_name(self, kind: str) -> str:
-        self.auto_counts[kind] += 1
-        return f"_{kind}_{self.auto_counts[kind]}"
+        count = self.auto_counts[kind] = self.auto_counts.get(kind, 0) + 1
+        return f"_{kind}_{count}"
 
     def add_step(self, spec: SlotSpec, parts: SlotParts) -> None:
         position = len(self.specs)

@@ -19,6 +19,7 @@ class Blocks:
 
     def __init__(self) -> None:
         self._lists: dict[str, list[CompiledText]] = {"global": [], "local": []}
+        self._in_force: tuple[CompiledText, ...] = ()
         self.late: System | Header | None = None
         """The first block since the last slot (a warning if no slot follows it)."""
 
@@ -27,14 +28,17 @@ class Blocks:
         if node.mode == "replace":
             blocks.clear()
         blocks.append(text)
+        self._in_force = (*self._lists["global"], *self._lists["local"])
         self.late = self.late or node
 
     def slot_passed(self) -> None:
         self.late = None
 
     def checkpoint(self) -> None:
-        self._lists["local"].clear()
+        if self._lists["local"]:
+            self._lists["local"].clear()
+            self._in_force = tuple(self._lists["global"])
 
     @property
     def in_force(self) -> tuple[CompiledText, ...]:
-        return (*self._lists["global"], *self._lists["local"])
+        return self._in_force
