@@ -52,6 +52,7 @@ def _replace_init(cls: type) -> None:
     exec(f"def __init__({signature}):\n" + ("\n".join(body) or "    pass"), namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = cls.__init__.__doc__
-    init.__annotations__ = dict(cls.__init__.__annotations__)
-    cls.__init__ = init  # type: ignore[misc]
+    original = cls.__dict__["__init__"]
+    init.__doc__ = original.__doc__
+    init.__annotations__ = dict(original.__annotations__)
+    type.__setattr__(cls, "__init__", init)
