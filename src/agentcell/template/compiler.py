@@ -87,7 +87,6 @@ class _Compiler(StructureCompiler):
         self.segment = 0
         self.system = Blocks()
         self.header = Blocks()
-        self.blocks_used: set[int] = set()
         self.pending: list[TurnSource] = []
         self.unsent: Text | None = None
         self.uses: list[VariableUse] = []
@@ -280,10 +279,8 @@ class _Compiler(StructureCompiler):
         position = len(self.specs)
         for source in self.pending:
             self.use_text(source.text, position)
-        for block in (*self.system.in_force, *self.header.in_force):
-            if id(block) not in self.blocks_used:
-                self.blocks_used.add(id(block))
-                self.use_text(block, position)
+        for block in (*self.system.take_unused(), *self.header.take_unused()):
+            self.use_text(block, position)
         for expr in parts.expressions:
             self.use_expr(expr)
         if parts.references:
