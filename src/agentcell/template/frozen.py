@@ -1,8 +1,9 @@
 """A faster `__init__` for the compiler's frozen, slotted dataclasses.
 
 A frozen dataclass sets each field with `object.__setattr__(self, "name", value)`, a generic call that
-looks the slot up by name every time; building the nodes, specs and steps of a cell spent a third of
-its compile time there. `faster_init` swaps in an `__init__` with the same signature (defaults,
+looks the slot up by name every time: 0.86 µs for a five-field node, against 0.47 µs through the
+slots' own setters, and a small cell builds a few dozen nodes, specs and steps (compiling one was
+~10% faster with this). `faster_init` swaps in an `__init__` with the same signature (defaults,
 factories, keyword-only fields) that calls each slot's own setter instead. The classes stay what they
 were: frozen (assignment still raises `FrozenInstanceError`), slotted, equal and hashed by value.
 """
