@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
+import threading
 import time
 from dataclasses import dataclass
 
@@ -64,27 +64,29 @@ async def test_raising_tool_becomes_an_error_string_and_the_run_goes_on() -> Non
 
 
 async def test_sync_tool_runs_in_a_thread_while_the_loop_ticks() -> None:
+    """The tool blocks until a coroutine on the loop releases it: that can only happen if the loop keeps
+    running while the tool runs (a tool run on the loop thread would wait out its 10 s and say so)."""
+    released = threading.Event()
+    seen: dict[str, object] = {}
+
     def slow() -> str:
-        """Take two seconds."""
-        time.sleep(2)
-        return "done"
+        """Wait for the loop to say it is still running."""
+        seen["thread"] = threading.current_thread()
+        seen["outcome"] = "done" if released.wait(timeout=10) else "the loop never ran while the tool waited"
+        return str(seen["outcome"])
 
-    ticks: list[float] = []
-
-    async def ticker() -> None:
-        while True:
-            ticks.append(time.monotonic())
-            await asyncio.sleep(0.02)
+    async def releaser() -> None:
+        while "thread" not in seen:
+            await asyncio.sleep(0.01)
+        released.set()  # reached only because the loop ticks while the tool blocks its thread
 
     script = Script([Call("slow")], ["ok"])
-    tick_task = asyncio.create_task(ticker())
-    started = time.monotonic()
+    release_task = asyncio.create_task(releaser())
     result = await complete_async(template(slot("answer", use_tools=True)), model=script.model, tools=[slow])
-    tick_task.cancel()
+    await release_task
     assert result.answer == "ok"
-    assert time.monotonic() - started >= 2
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert len(ticks) > 60 and max(gaps) < 0.2
+    assert seen["thread"] is not threading.main_thread()
+    assert seen["outcome"] == "done"
 
 
 async def test_identical_calls_in_one_round_run_once() -> None:
