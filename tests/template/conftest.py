@@ -1,7 +1,7 @@
 """Fixtures for the template tests, and the hypothesis profiles the fuzz tests run under.
 
 `HYPOTHESIS_PROFILE=ci` (the default) keeps the fuzz tests to about a minute on two cores;
-`HYPOTHESIS_PROFILE=local` runs many more examples.
+`HYPOTHESIS_PROFILE=local` runs 20,000 examples per test (100k over the five in test_template_fuzz.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from agentcell.template import CompiledTemplate, RenderedSlot, SlotStep
 settings.register_profile(
     "ci", max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
-settings.register_profile("local", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("local", max_examples=20_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 Run = Callable[..., dict[str, RenderedSlot]]

@@ -7,6 +7,7 @@ compile its Python) must succeed and find the same names; otherwise the analyzer
 from __future__ import annotations
 
 import contextlib
+from typing import NoReturn
 
 import pytest
 from hypothesis import given, note
@@ -28,6 +29,8 @@ FRAGMENTS = [
     "{% continue %}", "{% block b %}", "{% endblock %}", "{% autoescape true %}", "{% endautoescape %}",
     "{% raw %}{{ no }}{% endraw %}", "{# c #}", "{", "}", "{{", "<!-- -->", " ", "\n", "text", "i", "s", "{{ i }}",
     "{{ s }}", "{{ t }}", "{{ m(1) }}", "{{ w }}",
+    "{% for a, b in xs.y %}", "{% if not x %}", "{%- if y.z -%}", "{% elif not i %}", "{{ x +}}", "{{ a }}",
+    "{% for i in i %}", "{% if loop %}", "{% for i in range %}", "{%+ else +%}",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join)
 
@@ -64,6 +67,9 @@ def test_the_analyzer_agrees_with_the_full_check(source: str) -> None:
         ("{% for i in xs %}{{ i }} {{ loop.index }} {{ q }}{% endfor %}", {"xs", "q"}),
         ("{{ self }}{{ range(2) }}", set()),
         ("{% if a %}{{ b }}{% elif c %}{% else %}{{ d }}{% endif %}", {"a", "b", "c", "d"}),
+        ("{% for k, v in d.items %}{% if not v.ok %}{{ k }}{% elif q %}{{ loop.index }}{% endif %}"
+         "{% else %}{{ v }}{% endfor %}", {"d", "q", "v"}),
+        ("{%- for i in xs -%}{% for j in i.parts %}{{ j }}{{ i }}{% endfor %}{%+ endfor +%}", {"xs"}),
     ],
 )
 def test_the_analyzer_answers_common_texts(source: str, expected: set[str]) -> None:
@@ -80,6 +86,9 @@ def test_the_analyzer_answers_common_texts(source: str, expected: set[str]) -> N
         "{{ x | nosuch }}",  # unknown filters fail when Jinja generates code
         "{{ x is nosuch }}",
         "{{ x + }}",  # the full way reports the error
+        "{{ x +}}",  # `+}}` is not a closing Jinja knows (only `-}}`)
+        "{% for i in xs %}{% elif y %}{% endfor %}",  # Jinja's parser says why
+        "{% if x %}{% else %}{% else %}{% endif %}",
         "{{ a" + ".b" * MAX_DEPTH + " }}",  # too deep to be sure Python compiles it
         "{<!-- -->{ x }}",  # data that Jinja reads as a region
     ],
@@ -105,3 +114,27 @@ def test_python_is_compiled_at_the_first_render_once() -> None:
     step.render({"name": "Bob"})
     assert len(text.compiled) == 1
     assert step.render({"name": "Cy"}).turns[0].text == "Hi Cy"
+
+
+class _NoParser(type(make_environment())):  # type: ignore[misc]
+    def parse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("Jinja's parser was called")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% for item in items %}- {{ item.name }}: {{ item.description }}\n{% endfor %}",
+        "{% if not urgent %}{{ a.b }}{% elif x %}y{% else %}z{% endif %}",
+    ],
+)
+def test_plain_loops_and_conditions_are_read_without_jinjas_parser(source: str) -> None:
+    """The commonest blocks need no parse (it dominated compiling them); the answer still matches."""
+    env = _NoParser(undefined=make_environment().undefined)
+    (text,) = texts_of(source)
+    assert Analyzer(env).variables(text) == full_variables(text)
+
+
+def test_a_plus_before_the_closing_braces_is_an_error_at_compile_time() -> None:
+    with pytest.raises(TemplateSyntaxError, match="invalid Jinja"):
+        compile_template("Hi {{ name +}}\n[[a]]")

@@ -217,3 +217,44 @@ def test_a_name_read_before_its_slot_is_a_context_variable() -> None:
 
 def test_jinja_comments_hide_slots_too() -> None:
     assert [slot.name for slot in compile_template("{# [[hidden]] #}[[shown]]").slots] == ["shown"]
+
+
+@pytest.mark.parametrize(
+    ("source", "variables", "uses"),
+    [
+        ("<system>{{ a }}</system><system replace>{{ b }}</system>[[x]]", {"b"}, [({"b"}, 0)]),
+        ("<system local>{{ a }}</system><checkpoint>[[x]]", set(), []),
+        (
+            "<system local>{{ a }}</system>[[x]]<header>{{ h }}</header><system>{{ g }}</system>[[y]]<checkpoint>[[z]]",
+            {"a", "g", "h"},
+            [({"a"}, 0), ({"g"}, 1), ({"h"}, 1)],
+        ),
+        (
+            "<system>{{ a }}</system>[[x]]<system local replace>{{ b }}</system><system global replace>{{ c }}</system>[[y]]",
+            {"a", "b", "c"},
+            [({"a"}, 0), ({"c"}, 1), ({"b"}, 1)],
+        ),
+    ],
+)
+def test_a_system_block_is_read_at_the_first_slot_it_is_in_force_for(
+    source: str, variables: set[str], uses: list[tuple[set[str], int]]
+) -> None:
+    """Replaced or checkpointed-away blocks read nothing; each block in force is counted once, globals first."""
+    template = compile_template(source)
+    assert template.variables == variables
+    assert [(set(use.names), use.slot) for use in template.uses] == uses
+
+
+def test_compile_work_grows_linearly_when_every_section_adds_a_system_block() -> None:
+    """Counted in function calls, not time: 10x the sections is 10x the calls (it was ~n² in block checks)."""
+    import cProfile
+    import pstats
+
+    def calls(sections: int) -> int:
+        source = "".join(f"<system>Rule {i}.</system>\nQ{i}? [[a{i}]]\n" for i in range(sections))
+        profile = cProfile.Profile()
+        profile.runcall(compile_template, source)
+        return sum(row[1] for row in pstats.Stats(profile).stats.values())  # type: ignore[attr-defined]
+
+    small, large = calls(50), calls(500)
+    assert large < 10.5 * small

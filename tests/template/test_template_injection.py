@@ -125,7 +125,7 @@ def test_values_in_the_new_constructs_stay_values(value: str) -> None:
     inner = loop.steps[0]
     assert isinstance(inner, SlotStep)
     rendered = inner.render({**context, "item": value})
-    shown = value.replace("\ud800", "\ufffd")  # verbatim, except text that is not valid UTF-8 (issue 17)
+    shown = value.replace("\ud800", "\ufffd")  # prompt text is scrubbed of what is not UTF-8 (issue 17)
     assert rendered.header == f"About {shown}".strip()
     assert rendered.turns == (Turn(role="user", text=f"Item: {shown}".strip()),)
     kept = branch.branches[0].steps[0]

@@ -19,6 +19,7 @@ Either way the Python code is generated at the first render, not here.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jinja2
@@ -42,7 +43,7 @@ class Analyzer:
     def __init__(self, env: jinja2.Environment) -> None:
         self.env = env
         # Names an expression reads that are not the context's: Jinja's globals, and `self`.
-        self.not_free = frozenset(env.globals) | {"self"}
+        self.not_free = _not_free(env)
         self.chunks: dict[str, frozenset[str] | None] = {}
 
     def variables(self, text: Text) -> frozenset[str] | None:
@@ -61,7 +62,7 @@ class Analyzer:
         return frozenset(names)
 
     def chunk(self, source: str) -> frozenset[str] | None:
-        simple = simple_names(source, self.env)
+        simple = simple_names(source, self.env) if source.startswith("{{") else self.simple_block(source)
         if simple is not None:
             return simple
         try:
@@ -75,6 +76,28 @@ class Analyzer:
             return frozenset(read) - self.not_free
         except (jinja2.TemplateError, RecursionError, SyntaxError, MemoryError):
             return None
+
+    def simple_block(self, source: str) -> frozenset[str] | None:
+        """The names a block of plain `{% for a in b.c %}`, `{% if [not] a.b %}`/`elif`/`else` and
+        `{{ a.b }}` reads, without parsing it; `None` for anything else. Such a block is always valid
+        Jinja (the nesting is checked here, as Jinja's parser would), so nothing is lost."""
+        names: set[str] = set()
+        open_blocks: list[tuple[str, str, frozenset[str]]] = []  # (word, arm, names its arm binds)
+        for match in _REGIONS.finditer(source):
+            region = match.group()
+            bound = frozenset().union(*(binds for _, _, binds in open_blocks))
+            if region.startswith("{{"):
+                read = _chain_head(_SIMPLE.fullmatch(region))
+            else:
+                tag = _SIMPLE_TAG.fullmatch(region)
+                if tag is None or len(open_blocks) > MAX_SIMPLE_NESTING:
+                    return None
+                read = _step(tag, open_blocks)
+            if read is None:
+                return None
+            if read and read not in bound and read not in self.not_free:
+                names.add(read)
+        return None if open_blocks else frozenset(names)
 
     def walk(self, tree: jinja2.nodes.Template) -> set[str] | None:
         """Every name `tree` mentions; `None` if it is too deep or names an unknown filter or test."""
@@ -93,6 +116,11 @@ class Analyzer:
                 return None
             stack.extend((child, depth + 1) for child in node.iter_child_nodes())
         return names
+
+
+@functools.cache
+def _not_free(env: jinja2.Environment) -> frozenset[str]:
+    return frozenset(env.globals) | {"self"}
 
 
 def _chunks(text: Text) -> list[str] | None:
@@ -126,22 +154,71 @@ def _chunks(text: Text) -> list[str] | None:
     return None if open_words else chunks
 
 
-_SIMPLE = re.compile(r"\{\{[-+]?\s*([A-Za-z_][A-Za-z0-9_]*)((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*[-+]?\}\}")
+_SIMPLE = re.compile(r"\{\{[-+]?\s*([A-Za-z_][A-Za-z0-9_]*)((?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*-?\}\}")
 _JINJA_WORDS = frozenset(
     {"true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else", "recursive"}
 )
 
 
-def simple_names(region: str, env: jinja2.Environment) -> frozenset[str] | None:
-    """The name `{{ name }}` or `{{ a.b.c }}` reads, without parsing it (the commonest region by far);
-    `None` for anything else. Such a region is always valid Jinja, so nothing is lost."""
-    match = _SIMPLE.fullmatch(region)
+MAX_SIMPLE_NESTING = 4
+"""Deeper blocks take the full way (Python limits how deeply the generated code may nest)."""
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_CHAIN = rf"{_NAME}(?:\s*\.\s*{_NAME})*"
+_REGIONS = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#", re.DOTALL)
+_SIMPLE_TAG = re.compile(
+    rf"\{{%[-+]?\s*(?:(?P<for>for)\s+(?P<a>{_NAME})(?:\s*,\s*(?P<b>{_NAME}))?\s+in\s+(?P<iter>{_CHAIN})"
+    rf"|(?P<if>if|elif)\s+(?:not\s+)?(?P<test>{_CHAIN})|(?P<word>else|endif|endfor))\s*[-+]?%\}}"
+)
+
+
+def _chain_head(match: re.Match[str] | None) -> str | None:
+    """The first name of a matched `a.b.c` (group 1 the head, group 2 the rest); `None` if it is not
+    one that Jinja reads as a plain name (a keyword, or too long a chain)."""
     if match is None:
         return None
     words = [match.group(1), *(part.strip() for part in match.group(2).split(".")[1:])]
-    if len(words) > 8 or any(word in _JINJA_WORDS for word in words):  # deep chains take the full way
+    if len(words) > 8 or any(word in _JINJA_WORDS for word in words):
         return None
-    name = match.group(1)
+    return match.group(1)
+
+
+def _chain(text: str) -> str | None:
+    return _chain_head(re.fullmatch(rf"({_NAME})((?:\s*\.\s*{_NAME})*)", text))
+
+
+def _step(tag: re.Match[str], open_blocks: list[tuple[str, str, frozenset[str]]]) -> str | None:
+    """Apply one simple block tag to the open blocks; the name its expression reads (`""` for none),
+    or `None` when Jinja would refuse the tag here (left to the full way, which says why)."""
+    top = open_blocks[-1] if open_blocks else ("", "", frozenset())
+    if tag.group("for"):
+        targets = [name for name in (tag.group("a"), tag.group("b")) if name]
+        if any(name in _JINJA_WORDS or name == "loop" for name in targets):
+            return None
+        read = _chain(tag.group("iter"))
+        open_blocks.append(("for", "body", frozenset(targets) | {"loop"}))
+        return read
+    if tag.group("if"):
+        if tag.group("if") == "elif" and (top[0] != "if" or top[1] == "else"):
+            return None
+        if tag.group("if") == "if":
+            open_blocks.append(("if", "if", frozenset()))
+        return _chain(tag.group("test"))
+    word = tag.group("word")
+    if word == "else" and top[0] and top[1] != "else":
+        open_blocks[-1] = (top[0], "else", frozenset())  # a loop's else arm runs without its variables
+        return ""
+    if word == "end" + top[0]:
+        open_blocks.pop()
+        return ""
+    return None
+
+
+def simple_names(region: str, env: jinja2.Environment) -> frozenset[str] | None:
+    """The name `{{ name }}` or `{{ a.b.c }}` reads, without parsing it (the commonest region by far);
+    `None` for anything else. Such a region is always valid Jinja, so nothing is lost."""
+    name = _chain_head(_SIMPLE.fullmatch(region))  # deep chains take the full way
+    if name is None:
+        return None
     return frozenset() if name in env.globals or name == "self" else frozenset({name})
 
 

@@ -28,7 +28,6 @@ Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn, assert_never
@@ -84,11 +83,10 @@ class _Compiler(StructureCompiler):
         self.segment_names: dict[str, SlotSpec] = {}
         self.uses_of: dict[str, tuple[int, int]] = {}
         """Name → the segment it was last used in and its use number (`x#2` after a checkpoint)."""
-        self.auto_counts: Counter[str] = Counter()
+        self.auto_counts: dict[str, int] = {}
         self.segment = 0
         self.system = Blocks()
         self.header = Blocks()
-        self.blocks_used: set[int] = set()
         self.pending: list[TurnSource] = []
         self.unsent: Text | None = None
         self.uses: list[VariableUse] = []
@@ -274,17 +272,15 @@ class _Compiler(StructureCompiler):
         return None if self.source is self.root else (self.source.name, self.source.text)
 
     def auto_name(self, kind: str) -> str:
-        self.auto_counts[kind] += 1
-        return f"_{kind}_{self.auto_counts[kind]}"
+        count = self.auto_counts[kind] = self.auto_counts.get(kind, 0) + 1
+        return f"_{kind}_{count}"
 
     def add_step(self, spec: SlotSpec, parts: SlotParts) -> None:
         position = len(self.specs)
         for source in self.pending:
             self.use_text(source.text, position)
-        for block in (*self.system.in_force, *self.header.in_force):
-            if id(block) not in self.blocks_used:
-                self.blocks_used.add(id(block))
-                self.use_text(block, position)
+        for block in (*self.system.take_unused(), *self.header.take_unused()):
+            self.use_text(block, position)
         for expr in parts.expressions:
             self.use_expr(expr)
         if parts.references:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .frozen import faster_init
+
 MAX_DEPTH = 16
 """Includes nested deeper than this are refused (a chain that long is almost surely a mistake)."""
 
@@ -48,7 +50,7 @@ class Includes:
     def load(self, written: str) -> tuple[IncludeFile, Includes]:
         """The file `written` names and the `Includes` its own includes use; raise `IncludeError`."""
         if not written.strip():
-            raise IncludeError("an include needs a file name: <include src=\"file.sd\"/>")
+            raise IncludeError('an include needs a file name: <include src="file.sd"/>')
         path = self.find(written)
         resolved = path.resolve()
         if resolved in self.chain:
@@ -82,3 +84,6 @@ class Includes:
         base = self.base if self.base is not None else Path.cwd()
         dirs = [self.chain[-1].parent] if self.chain else []
         return list(dict.fromkeys([*dirs, base, *self.paths]))
+
+
+faster_init(IncludeFile, Includes)

@@ -26,6 +26,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .analysis import Analyzer, expression_names, simple_names
+from .frozen import faster_init
 from .nodes import Const, Dynamic, Expression, Text, TextPart
 from .source import Source
 
@@ -122,7 +123,10 @@ class CompiledExpr:
 
 def compile_text(text: Text, env: jinja2.Environment, source: Source, analyzer: Analyzer) -> CompiledText:
     """Check `text`; raise `TemplateSyntaxError` located in the cell for any Jinja error."""
-    if all(part.kind in ("data", "comment") for part in text.parts):
+    for part in text.parts:
+        if part.kind != "data" and part.kind != "comment":
+            break
+    else:
         literal = "".join(part.source for part in text.parts if part.kind == "data")
         return CompiledText(text, _normalize_newlines(literal))
     variables = analyzer.variables(text)
@@ -304,3 +308,6 @@ def _count_newlines(text: str) -> int:
 def _normalize_newlines(text: str) -> str:
     """Line breaks as Jinja renders them, so literal and Jinja texts agree."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+faster_init(CompiledText, CompiledExpr)

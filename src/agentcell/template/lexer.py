@@ -85,9 +85,12 @@ class _Lexer:
                 self.check_closing_brackets(start)
                 pos = start + 2
                 continue
-            if special.startswith("<") and not special.startswith("<!--") and _TAG.match(text, start) is None:
-                pos = start + 1  # `<system` not closed by `>`: plain text
-                continue
+            tag = None
+            if special.startswith("<") and not special.startswith("<!--"):
+                tag = _TAG.match(text, start)
+                if tag is None:
+                    pos = start + 1  # `<system` not closed by `>`: plain text
+                    continue
             if start > data_start:
                 data = text[data_start:start]
                 yield Token("data", data, data, data_start)
@@ -99,10 +102,10 @@ class _Lexer:
                 self.counted = pos
             elif special == "<!--":
                 pos = self.html_comment_end(start)
-            elif special.startswith("<"):
-                tag = self.tag(start)
-                yield tag
-                pos = start + len(tag.raw)
+            elif tag is not None:
+                token = self.tag(tag, start)
+                yield token
+                pos = tag.end()
             else:
                 token = self.jinja(start)
                 yield token
@@ -122,9 +125,7 @@ class _Lexer:
             self.source.fail_at("']]' without a matching '[['", start)
         self.depth -= 2
 
-    def tag(self, start: int) -> Token:
-        tag = _TAG.match(self.text, start)
-        assert tag is not None  # tokens() checked
+    def tag(self, tag: re.Match[str], start: int) -> Token:
         closing, name, attributes, empty = tag.groups()
         if closing and empty:
             self.source.fail_at(f"'{tag.group()}' is not a tag: write </{name}>", start)
@@ -135,6 +136,8 @@ class _Lexer:
 
     def check_attributes(self, name: str, attributes: str, start: int, *, closing: bool, empty: bool) -> None:
         """A tag's attributes: modifiers on `<system>`/`<header>`, `src` on `<include/>`, else none."""
+        if not attributes and name != "include":
+            return
         words = attributes.split()
         literally = "to show the tag literally, wrap it in {% raw %}…{% endraw %}"
         if name == "include":

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from .frozen import faster_init
+
 TextPartKind: TypeAlias = Literal["data", "variable", "block", "comment", "raw"]
 
 
@@ -274,3 +276,24 @@ class Document:
 
     nodes: tuple[Node, ...]
     kind: Literal["document"] = "document"
+
+
+faster_init(
+    TextPart,
+    Text,
+    Const,
+    Dynamic,
+    Option,
+    Slot,
+    System,
+    Header,
+    Message,
+    Checkpoint,
+    Together,
+    Include,
+    Expression,
+    Branch,
+    IfBlock,
+    ForBlock,
+    Document,
+)

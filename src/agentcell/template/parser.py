@@ -117,17 +117,19 @@ class _Parser(SlotParser):
         data: list[Token] = []  # adjacent data tokens become one part (joined once: no quadratic +=)
         blocks: list[tuple[str, Token]] = []
         while self.current.kind in _TEXT_KINDS:
-            if not blocks and self.ends_text():
+            if not blocks and self.current.kind == "block" and self.ends_text():
                 break
             token = self.advance()
             if token.kind == "data":
                 data.append(token)
                 continue
-            self.flush_data(data, parts)
+            if data:
+                self.flush_data(data, parts)
             if token.kind == "block":
                 self.track_block(token, blocks)
             parts.append(self.part(token.kind, token.raw, token.pos))
-        self.flush_data(data, parts)
+        if data:
+            self.flush_data(data, parts)
         if blocks:
             self.open_block_ends(blocks, enclosing)
         line, col = (parts[0].line, parts[0].col) if parts else self.source.position(start)
@@ -162,6 +164,10 @@ class _Parser(SlotParser):
     def flush_data(self, data: list[Token], parts: list[TextPart]) -> None:
         # Where a removed comment joins `{` to `{`, `%` or `#`, the part is split, so the Jinja source
         # can keep the two apart (`Text.source`): `{<!-- -->{ x }}` is literal text, with Jinja near or not.
+        if len(data) == 1:
+            parts.append(self.part("data", data[0].raw, data[0].pos))
+            data.clear()
+            return
         start = 0
         for index in range(1, len(data) + 1):
             if index < len(data) and not (data[index - 1].raw.endswith("{") and data[index].raw[:1] in "{%#"):

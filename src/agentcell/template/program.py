@@ -22,6 +22,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from .frozen import faster_init
+
 SlotType: TypeAlias = Literal[
     "text", "json", "bool", "int", "number", "pick", "halt",
     "extract", "think", "speak", "poem", "decide", "score", "record",
@@ -43,6 +45,7 @@ TEMPORAL_TYPES: frozenset[SlotType] = frozenset({"date", "datetime", "time", "du
 
 Quantifier: TypeAlias = tuple[int, int | None]
 """`(least, most)` items of a list slot (`most=None`: no upper bound)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlotOptions:
@@ -290,6 +293,7 @@ class Template(Protocol):
         """Free variables `{{ }}` reads that no slot of this template defines (before the read:
         `{{ answer }}` above `[[answer]]` must come from the namespace, so it is listed)."""
         ...
+
     @property
     def warnings(self) -> tuple[TemplateWarning, ...]: ...
     @property
@@ -301,3 +305,19 @@ class Template(Protocol):
         """Raise `UndefinedVariableError` for the first free variable not in `names` (and
         `TemplateSyntaxError` for a notebook type or custom action not among them)."""
         ...
+
+
+faster_init(
+    SlotOptions,
+    Turn,
+    RenderedSlot,
+    SlotSpec,
+    SlotStep,
+    CheckpointStep,
+    TextStep,
+    IfBranch,
+    IfStep,
+    ForStep,
+    TogetherStep,
+    TemplateWarning,
+)

@@ -19,6 +19,7 @@ import typing_extensions
 from ..errors import TemplateRenderError
 from ..wire import scrub_text
 from . import options as opts
+from .frozen import faster_init
 from .jinja import CompiledExpr, CompiledText
 from .program import RenderedSlot, SlotOptions, Turn
 from .render_limits import RenderLimit, current_budget, render_budget
@@ -314,3 +315,6 @@ def _evaluate(template_name: str, expr: CompiledExpr, values: dict[str, Any], wh
         where = _at(template_name, expr.node.line, expr.node.col, what)
         raise TemplateRenderError(f"{where}: {expr.node.expression.strip()} is undefined")
     return value
+
+
+faster_init(Reference, TurnSource, DynamicOption, SlotRenderer, TextRenderer, Condition, Items)

@@ -210,6 +210,8 @@ class SlotCompiler:
                 written.add(choice)
 
     def check_tools(self, node: Slot, parts: SlotParts) -> None:
+        if not parts.fixed and not parts.dynamic:
+            return
         fixed, seen = parts.fixed, {*parts.fixed, *(option.key for option in parts.dynamic)}
         if fixed.get("use_tools") is False and "tools" in seen:
             self.fail("use_tools=false contradicts tools=…: drop one of them", node.line, node.col)

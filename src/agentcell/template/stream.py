@@ -36,6 +36,10 @@ class TokenStream:
 
     def advance(self) -> Token:
         token = self.current
+        if not self._buffer:  # the common case: nothing looked ahead
+            if token.kind != "eof":
+                self.current = next(self._tokens)
+            return token
         if token.kind != "eof":
             if self._head < len(self._buffer):
                 self.current = self._buffer[self._head]

@@ -15,6 +15,7 @@ import jinja2
 
 from ..actions import BUILTIN_ACTIONS, action_policy
 from ..errors import TemplateSyntaxError, UndefinedVariableError
+from .frozen import faster_init
 from .jinja import locate_name
 from .program import SLOT_TYPES, SlotSpec, SlotStep, Step, TemplateWarning
 from .source import Source
@@ -160,3 +161,6 @@ def _written(spec: SlotSpec) -> str:
     if spec.type == "text":
         return f"[[{bang}{spec.name}{label[4:]}]]"  # `[[ideas{3}]]`: the quantifier follows the name
     return f"[[{bang}{label}:{spec.name}]]"
+
+
+faster_init(VariableUse, Need, CompiledTemplate)
