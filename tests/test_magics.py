@@ -452,7 +452,7 @@ def test_include_path_is_searched_relative_to_the_notebook_folder(
     (tmp_path / "shared" / "tone.sd").write_text("Be kind.\n")
     ip.run_cell(SCRIPTED_OUTPUT)
     cell = '<include src="essay.sd"/>\n{% include "tone.sd" %}\nThe essay.\n[[grade]]'
-    with pytest.raises(UsageError, match="included file 'essay.sd' not found"):
+    with pytest.raises(UsageError, match=r"included file 'essay\.sd' not found"):
         agent(ip, "-m filler", cell)
     agent(ip, "-o r -m filler --include-path rubrics --include-path shared", cell)
     assert ip.user_ns["r"].status == "completed"

@@ -21,8 +21,8 @@ from .template.program import Template
 from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
 if TYPE_CHECKING:
-    from .template import CompiledTemplate
     from .engine import Run
+    from .template import CompiledTemplate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

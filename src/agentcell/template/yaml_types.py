@@ -241,7 +241,7 @@ class _Loader:
                 if k in spec}  # fmt: skip
         if optional:
             annotation = Optional[annotation]  # noqa: UP045
-        info["default"] = spec["default"] if "default" in spec else (None if optional else ...)
+        info["default"] = spec.get("default", None if optional else ...)
         try:
             Field(**info)
             create_model("_probe", probe=(annotation, Field(**info)))
