@@ -395,3 +395,78 @@ def test_terminal_export_and_show_accept_the_result_o_bound(
     ip.run_line_magic("agent", "show r")
     shown = capsys.readouterr().out
     assert shown.startswith("%%agent · offline:fast · done") and 'tool lookup({"code": "PSYC605"})' in shown
+
+
+# ---- --types and --include-path -------------------------------------------------------------------
+
+SCRIPTED_OUTPUT = (
+    "import json\n"
+    "from pydantic_ai.models.function import FunctionModel, DeltaToolCall\n"
+    "prompts = []\n"
+    "async def fill(messages, info):\n"
+    "    prompts.append([p.content for m in messages for p in m.parts if hasattr(p, 'content')])\n"
+    "    if info.output_tools:\n"
+    "        args = {'response': {'name': 'Ada Lovelace', 'age': 36, 'skills': ['maths']}}\n"
+    "        yield {0: DeltaToolCall(name=info.output_tools[0].name, json_args=json.dumps(args))}\n"
+    "    else:\n"
+    "        yield 'plain answer'\n"
+    "filler = FunctionModel(stream_function=fill)\n"
+)
+
+
+def test_types_flag_gives_a_slot_an_instance_of_the_yaml_type(ip: InteractiveShell, tmp_path: Path) -> None:
+    (tmp_path / "person.yaml").write_text(
+        "name: person\ndescription: A person\nfields:\n  name: {type: str, required: true}\n"
+        "  age: {type: int, ge: 0}\n  skills: list[str]\n  town: str\n"
+    )
+    ip.run_cell(SCRIPTED_OUTPUT)
+    agent(ip, f"-o r -m filler --types {tmp_path / 'person.yaml'}", "Ada, 36, a mathematician.\n[[person:who]]")
+    result = ip.user_ns["r"]
+    assert result.status == "completed", result.error
+    who = result["who"]
+    assert type(who).__name__ == "person" and type(who).__doc__ == "A person"
+    assert (who.name, who.age, who.skills, who.town) == ("Ada Lovelace", 36, ["maths"], None)  # no `!`: town may be left out
+
+
+def test_a_bad_types_file_is_a_one_line_usage_error_naming_file_and_line(ip: InteractiveShell, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: person\nfields:\n  name: str\n  age: integr\n")
+    ip.run_cell(SCRIPTED_OUTPUT)
+    with pytest.raises(UsageError) as caught:
+        agent(ip, f"-m filler --types {bad}", "[[person:who]]")
+    assert str(caught.value) == (
+        f"{bad}, line 4: type 'person': unknown field type 'integr'; did you mean 'integer'? (known: str, string, "
+        "int, integer, float, number, bool, boolean, date, datetime, time, timedelta, duration, list[T], "
+        "optional[T], person)"
+    )
+    assert ip.user_ns["prompts"] == []  # nothing reached the model
+
+
+def test_include_path_is_searched_relative_to_the_notebook_folder(
+    ip: InteractiveShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the kernel's working directory is the notebook's folder
+    (tmp_path / "rubrics").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "rubrics" / "essay.sd").write_text("Grade strictly.\n")
+    (tmp_path / "shared" / "tone.sd").write_text("Be kind.\n")
+    ip.run_cell(SCRIPTED_OUTPUT)
+    cell = '<include src="essay.sd"/>\n{% include "tone.sd" %}\nThe essay.\n[[grade]]'
+    with pytest.raises(UsageError, match=r"included file 'essay\.sd' not found"):
+        agent(ip, "-m filler", cell)
+    agent(ip, "-o r -m filler --include-path rubrics --include-path shared", cell)
+    assert ip.user_ns["r"].status == "completed"
+    assert ip.user_ns["prompts"] == [["Grade strictly.\n\nBe kind.\n\nThe essay."]]
+
+
+def test_an_error_in_an_included_file_points_at_that_file(
+    ip: InteractiveShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "broken.sd").write_text("Fine line.\nA [[bad\n")
+    with pytest.raises(UsageError) as caught:
+        agent(ip, "--include-path parts", 'Start.\n<include src="broken.sd"/>\n[[answer]]')
+    message = str(caught.value)
+    assert message.startswith(str(Path("parts") / "broken.sd") + ", line 2, column 3: ")  # its own numbering
+    assert "unclosed slot" in message and "\n    A [[bad\n      ^" in message and "%%agent" not in message

@@ -18,7 +18,7 @@ from typing import Any
 from .batch import Batch, BatchError, BatchOptions, start_batch
 from .batch_args import over_value
 from .batch_view import BatchWidget
-from .launch import LaunchSpec, build_spec
+from .launch import LaunchSpec, build_spec, compile_cell
 from .notebook import namespace_snapshot
 from .registry import RunRegistry
 
@@ -26,9 +26,7 @@ from .registry import RunRegistry
 def batch_spec(cell: str, *, user_ns: Mapping[str, Any], hidden: Mapping[str, Any] | None = None,
                context: Mapping[str, Any] | None = None, **spec: Any) -> LaunchSpec:
     """`build_spec` for a batch cell: variables the namespace lacks are left to the rows (checked per row)."""
-    from .template import compile_template
-
-    template = compile_template(cell, name="<%%agent cell>")
+    template = compile_cell(cell, include_paths=spec.get("include_paths", ()), types=spec.get("types", ()))
     base = {**namespace_snapshot(user_ns, hidden), **(context or {})}
     holes = dict.fromkeys((v for v in template.variables if v not in base), None)
     built = build_spec(cell, user_ns=user_ns, hidden=hidden, context={**(context or {}), **holes}, **spec)

@@ -3,6 +3,7 @@
 * AgentcellError                 base of everything below
   * TemplateSyntaxError          the template can never run; carries line and column; raised before any model call
     * UndefinedVariableError     `{{ name }}` names nothing in the namespace, `--context` or an earlier slot
+  * TypeDefinitionError          a `--types` YAML file or a `types=` entry is no slot type; names file and line
   * TemplateRenderError          Jinja failed while a slot's prompt was rendered (e.g. `{{ 1 / 0 }}`)
   * ToolDefinitionError          a callable cannot be turned into a tool (bad signature, duplicate name)
   * ModelConfigError             a model string or provider cannot be resolved (e.g. a missing API key)
@@ -76,6 +77,10 @@ class UndefinedVariableError(TemplateSyntaxError):
     ) -> None:
         super().__init__(message, line=line, col=col, source=source, name=name)
         self.variable = variable
+
+
+class TypeDefinitionError(AgentcellError):
+    """A type definition (`--types FILE`, `types=`) is malformed; the message names the file, line and problem."""
 
 
 class TemplateRenderError(AgentcellError):

@@ -22,6 +22,7 @@ from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 
 if TYPE_CHECKING:
     from .engine import Run
+    from .template import CompiledTemplate
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,15 +68,16 @@ def build_spec(
     history_from: tuple[ModelMessage, ...] | None = None,
     record: str | None = None,
     replay: str | None = None,
+    include_paths: Sequence[str] = (),
+    types: Sequence[str] = (),
     wait: bool = False,
     quiet: bool = False,
     output: str | None = None,
     shell: Any = None,
 ) -> LaunchSpec:
-    """Compile and check a cell; raise `TemplateSyntaxError`/`ToolDefinitionError` before any model call."""
-    from .template import compile_template
-
-    template = compile_template(cell, name="<%%agent cell>")
+    """Compile and check a cell; raise `TemplateSyntaxError`/`ToolDefinitionError`/`TypeDefinitionError`
+    before any model call."""
+    template = compile_cell(cell, include_paths=include_paths, types=types)
     ctx = namespace_snapshot(user_ns, hidden)
     ctx.update(context or {})
     template.check_context(ctx)  # the mapping: custom-named @action functions are found by their values
@@ -100,6 +102,18 @@ def build_spec(
         record=record,
         replay=replay,
     )
+
+
+CELL_NAME = "<%%agent cell>"
+"""How errors name the cell (the magic renumbers its lines; an included file keeps its own name)."""
+
+
+def compile_cell(cell: str, *, include_paths: Sequence[str] = (), types: Sequence[str] = ()) -> CompiledTemplate:
+    """Compile a `%%agent` cell: includes relative to the working directory (the notebook's folder)
+    and `--include-path`s; `--types` files loaded now, so a bad one fails before the run starts."""
+    from .template import compile_template
+
+    return compile_template(cell, name=CELL_NAME, include_paths=include_paths, types=types or None)
 
 
 def cassette_model(model: str | Model | None, *, record: str | None, replay: str | None) -> str | Model | None:

@@ -73,6 +73,10 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
+    @argument("--include-path", dest="include_paths", action="append", default=[], metavar="DIR",
+              help="Also look for <include src=…/> files in DIR (repeatable; relative to the notebook's folder).")
+    @argument("--types", dest="types", action="append", default=[], metavar="FILE",
+              help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
@@ -149,6 +153,8 @@ class AgentMagics(AgentCommands, Magics):
             history_from=self._history(args.continue_from),
             record=args.record,
             replay=args.replay,
+            include_paths=tuple(args.include_paths),
+            types=tuple(args.types),
             wait=args.wait,
             quiet=args.quiet,
             output=args.output,
@@ -245,7 +251,14 @@ class AgentMagics(AgentCommands, Magics):
 
 
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
-    """Line numbers as the notebook shows them: the `%%agent` line is line 1, the template starts on 2."""
+    """Line numbers as the notebook shows them: the `%%agent` line is line 1, the template starts on 2.
+
+    An error inside an included file keeps that file's own numbering.
+    """
+    from .launch import CELL_NAME  # already imported: the error came from compiling the cell there
+
+    if exc.name != CELL_NAME:
+        return exc
     exc.line += 1
     if exc.source is not None:
         exc.source = f"%%agent {line}\n{exc.source}"

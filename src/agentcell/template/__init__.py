@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import TemplateRenderError, TemplateSyntaxError, UndefinedVariableError
+from ..errors import TemplateRenderError, TemplateSyntaxError, TypeDefinitionError, UndefinedVariableError
 from .compiler import compile_document
 from .includes import Includes
 from .nodes import (
@@ -48,6 +48,7 @@ from .program import (
 )
 from .source import Source
 from .template import CompiledTemplate
+from .yaml_types import DefinedType, TypesOption, load_types, type_table
 
 __all__ = [
     "SLOT_TYPES",
@@ -55,6 +56,7 @@ __all__ = [
     "CheckpointStep",
     "CompiledTemplate",
     "Const",
+    "DefinedType",
     "Document",
     "Dynamic",
     "ForStep",
@@ -80,8 +82,10 @@ __all__ = [
     "TextStep",
     "TogetherStep",
     "Turn",
+    "TypeDefinitionError",
     "UndefinedVariableError",
     "compile_template",
+    "load_types",
     "parse",
 ]
 
@@ -94,7 +98,12 @@ def parse(
 
 
 def compile_template(
-    source: str, *, name: str = "<cell>", base_dir: str | Path | None = None, include_paths: Sequence[str | Path] = ()
+    source: str,
+    *,
+    name: str = "<cell>",
+    base_dir: str | Path | None = None,
+    include_paths: Sequence[str | Path] = (),
+    types: TypesOption = None,
 ) -> CompiledTemplate:
     """Compile a cell's template text.
 
@@ -104,6 +113,9 @@ def compile_template(
         base_dir: the directory the cell's includes are relative to (default: the working
             directory, which in a notebook is the notebook's).
         include_paths: more directories an include is looked for in, in order (`--include-path`).
+        types: slot types known now (`--types`): a struckdown YAML type file or directory, several
+            of them, or a mapping of name → pydantic model / dataclass / TypedDict. `[[name:var]]`
+            (any case) then gives an instance of that class; the notebook is not consulted for it.
 
     Returns:
         The compiled `Template`: its steps, slots, free variables and warnings.
@@ -111,6 +123,8 @@ def compile_template(
     Raises:
         TemplateSyntaxError: the template can never run; the error carries line and column (an
             error inside an included file names that file and points into it).
+        TypeDefinitionError: a type file (or a `types=` entry) is malformed: names file, line, problem.
     """
+    defined = type_table(types)  # first: a bad type file is reported before the template's own errors
     text = Source(source, name=name)
-    return compile_document(_parse(text, includes=Includes.create(base_dir, include_paths)), text)
+    return compile_document(_parse(text, includes=Includes.create(base_dir, include_paths)), text, defined=defined)

@@ -28,9 +28,9 @@ Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import NoReturn, assert_never
+from typing import Any, NoReturn, assert_never
 
 from . import types
 from .analysis import Analyzer
@@ -62,18 +62,25 @@ from .slotcompile import SlotCompiler, SlotParts
 from .source import Source
 from .structure import StructureCompiler
 from .template import CompiledTemplate, Need, VariableUse
+from .yaml_types import DefinedType
 
 RESERVED = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None"})
 """Slot names `{{ }}` could not read back: Jinja takes them as literals or operators."""
 
 
-def compile_document(document: Document, source: Source) -> CompiledTemplate:
-    """Check `document` and build its program; raise `TemplateSyntaxError` at the first problem."""
-    return _Compiler(source).build(document)
+def compile_document(
+    document: Document, source: Source, *, defined: Mapping[str, DefinedType] | None = None
+) -> CompiledTemplate:
+    """Check `document` and build its program; raise `TemplateSyntaxError` at the first problem.
+
+    `defined`: slot types given when compiling (`--types`); a slot of one is bound to its class now.
+    """
+    return _Compiler(source, defined or {}).build(document)
 
 
 class _Compiler(StructureCompiler):
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, defined: Mapping[str, DefinedType]) -> None:
+        self.defined = defined
         self.root = source
         self.source = source
         self.env = make_environment()
@@ -219,7 +226,10 @@ class _Compiler(StructureCompiler):
         return node.line, node.col
 
     def add_slot(self, node: Slot) -> None:
-        parts = SlotCompiler(self.source, self.env).parts(node)
+        parts = SlotCompiler(self.source, self.env, self.defined).parts(node)
+        bound = self.defined.get(parts.class_name or "")
+        if bound is not None:
+            parts.fixed = {**dict(bound.defaults), **parts.fixed}  # the type's llm_config; the slot's own win
         self.warnings.extend(parts.warnings)
         if node.name in RESERVED:
             self.fail(
@@ -263,7 +273,7 @@ class _Compiler(StructureCompiler):
         self.add_step(spec, parts)
 
     def add_needs(self, spec: SlotSpec) -> None:
-        if spec.class_name is not None:
+        if spec.class_name is not None and spec.class_name not in self.defined:
             self.needs.append(Need(spec.class_name, "class", spec.line, spec.col, self.origin()))
         if spec.action is not None:
             self.needs.append(Need(spec.action, "action", spec.line, spec.col, self.origin()))
@@ -296,6 +306,7 @@ class _Compiler(StructureCompiler):
             choices=tuple(parts.choices),
             arguments=tuple(parts.arguments),
             class_name=spec.class_name,
+            bound_class=self.bound_class(spec),
         )
         self.steps.append(SlotStep(slot=spec, segment=self.segment, render=renderer))
         self.specs.append(spec)
@@ -303,6 +314,10 @@ class _Compiler(StructureCompiler):
         self.pending, self.unsent = [], None
         self.system.slot_passed()
         self.header.slot_passed()
+
+    def bound_class(self, spec: SlotSpec) -> type[Any] | None:
+        defined = self.defined.get(spec.class_name or "")
+        return None if defined is None else defined.for_slot(spec.required)
 
     def unbound(self, names: frozenset[str]) -> frozenset[str]:
         for bound in self.bound:

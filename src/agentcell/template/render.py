@@ -73,6 +73,8 @@ class SlotRenderer:
     """For an action: its options as arguments."""
     class_name: str | None = None
     """For a notebook type: the name of the class to find in the context."""
+    bound_class: type[Any] | None = None
+    """For a type given when compiling (`--types`): its class, so the context is not consulted."""
 
     def __call__(self, context: Mapping[str, Any], /) -> RenderedSlot:
         """The system text, turns and options this slot sends for `context`.
@@ -141,6 +143,8 @@ class SlotRenderer:
         return value
 
     def output_class(self, values: dict[str, Any]) -> type[Any]:
+        if self.bound_class is not None:
+            return self.bound_class
         found = values.get(self.class_name or "")
         if not is_output_class(found):
             message = (

@@ -3,7 +3,8 @@
 Rules decided here (SPEC §2 where it speaks, notes/struckdown-parity.md where it does not):
 
 * A type is a built-in (aliases resolved), a capitalised notebook class (`[[Person:p]]`, found in
-  the context when the run starts) or, after `@`, an action.
+  the context when the run starts), a type given when compiling (`--types`/`types=`, any case, bound
+  now) or, after `@`, an action.
 * `required=true` (or bare `required`) is `!`; `!` with `required=false` is an error; `required`
   cannot be a `{{ }}` value. `tools=a+b` implies `use_tools=true`. `when` is for `halt` only.
 * Values without a key are `pick`/`decide` choices and `score` levels (kept as written: `1`, `true`
@@ -18,6 +19,7 @@ Rules decided here (SPEC §2 where it speaks, notes/struckdown-parity.md where i
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -63,9 +65,11 @@ class SlotParts:
 class SlotCompiler:
     """Checks one slot node against the type table (`types.TYPES`)."""
 
-    def __init__(self, source: Source, env: jinja2.Environment) -> None:
+    def __init__(self, source: Source, env: jinja2.Environment, defined: Collection[str] = ()) -> None:
         self.source = source
         self.env = env
+        self.defined = defined
+        """Type names given when compiling (`--types`, `types=`): class types of any case."""
 
     def fail(self, message: str, line: int, col: int) -> NoReturn:
         self.source.fail(message, line, col)
@@ -77,7 +81,7 @@ class SlotCompiler:
         slot_type = types.resolve_type(written)
         parts = SlotParts(slot_type or "class", node.required)
         if slot_type is None:
-            if not types.is_class_name(written):
+            if not types.is_class_name(written) and written not in self.defined:
                 self.fail(types.unknown_type_message(written), node.type_line, node.type_col)
             parts.class_name = written
         info = types.TYPES[parts.slot_type]
