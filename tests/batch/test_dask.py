@@ -104,3 +104,22 @@ async def test_stop_cancels_the_futures_and_the_rows_running_on_workers(client: 
     assert "disconnected" in outcomes  # a row running on a worker had its request closed
     late = [r for r in server.chat_requests if r.received_at > stopped_at]
     assert len(late) <= 4 and all(r.outcome == "disconnected" for r in late)  # nothing new ran to its end
+
+
+async def test_the_compiled_template_travels_so_include_paths_need_not_exist_on_workers(
+    client: Any, tmp_path: Any
+) -> None:
+    """The worker runs the template compiled in the kernel: an include found through `include_paths`
+    (`--include-path`) is in it already, though the worker was never told that folder."""
+    import sys
+
+    import cloudpickle
+
+    from agentcell.template import compile_template
+
+    cloudpickle.register_pickle_by_value(sys.modules[Shouter.__module__])
+    (tmp_path / "shout.sd").write_text("SHOUT: {{ item }}\n")
+    template = compile_template('<include src="shout.sd"/> [[answer]]', include_paths=[tmp_path])
+    (tmp_path / "shout.sd").unlink()  # not even the kernel could find it again
+    result = await map(template, ["ab", "cd"], model=Shouter().model, client=client, concurrency=2, journal=False)
+    assert [r["answer"] for r in result.to_records()] == ["AB", "CD"]

@@ -3,8 +3,9 @@
 Each row is one Dask task (`run_row`), submitted while fewer than `concurrency` are out, awaited on
 the kernel's loop through an **asynchronous** `distributed.Client` created on that loop (no
 `run_sync`), and folded into the same `Batch` (and widget) as an in-kernel row. What travels to the
-workers is Dask's own serialization (cloudpickle): the template's source (recompiled on the worker),
-the run options with the variables the template reads (not the whole notebook namespace), the
+workers is Dask's own serialization (cloudpickle): the compiled template (as compiled in the kernel,
+so includes found through `--include-path` and `--types` definitions travel with it; a worker never
+resolves a path), the run options with the variables the template reads (not the whole notebook namespace), the
 tools, and the row. Everything is pickled once before any row starts, so a tool closing over a lock,
 a connection or a generator gets a one-line `BatchError` naming it instead of 1,000 failed tasks.
 
@@ -48,8 +49,7 @@ class DaskRows:
         self.stop_name = f"agentcell-stop-{uuid.uuid4().hex[:12]}"
         context = {k: v for k, v in (options.context or {}).items() if k in template.variables}
         self.options = replace(options, context=context, approve=None)
-        self.source = (template.source, template.name)
-        self._payload = _checked_payload(self.source, self.options)
+        self._payload = _checked_payload(template, self.options)
         self._batch: Batch | None = None
         self._stop_event: Any = None
 
@@ -80,7 +80,7 @@ class DaskRows:
             await self._stop_event.set()
 
 
-def _checked_payload(source: tuple[str, str], options: RunOptions) -> bytes:
+def _checked_payload(template: Template, options: RunOptions) -> bytes:
     """Everything a row needs on a worker, pickled once; a `BatchError` naming what cannot travel."""
     import cloudpickle
 
@@ -99,7 +99,13 @@ def _checked_payload(source: tuple[str, str], options: RunOptions) -> bytes:
         except Exception as exc:  # same: name the variable
             raise BatchError(f"variable {key!r} cannot be sent to Dask workers ({type(exc).__name__}: {exc})") from None
     try:
-        return bytes(cloudpickle.dumps((source, options)))
+        cloudpickle.dumps(template)
+    except Exception as exc:  # e.g. a notebook type that holds something unpicklable
+        raise BatchError(
+            f"the compiled template cannot be sent to Dask workers ({type(exc).__name__}: {exc})"
+        ) from None
+    try:
+        return bytes(cloudpickle.dumps((template, options)))
     except Exception as exc:  # the model (a client with a lock inside), deps, or a callback
         raise BatchError(
             f"the run options cannot be sent to Dask workers ({type(exc).__name__}: {exc}); pass the model by "
@@ -111,20 +117,19 @@ def run_row(payload: bytes, fields: dict[str, Any], run_id: str, stop_name: str)
     """On a worker: run one row as an engine run on a fresh loop in this worker thread; a plain dict back."""
     import cloudpickle
 
-    (source, name), options = cloudpickle.loads(payload)
-    return asyncio.run(_run_row(source, name, options, fields, run_id, stop_name))
+    template, options = cloudpickle.loads(payload)
+    return asyncio.run(_run_row(template, options, fields, run_id, stop_name))
 
 
 async def _run_row(
-    source: str, name: str, options: RunOptions, fields: dict[str, Any], run_id: str, stop_name: str
+    template: Template, options: RunOptions, fields: dict[str, Any], run_id: str, stop_name: str
 ) -> dict[str, Any]:
     from pydantic_core import to_jsonable_python
 
     from ..engine import start
-    from ..template import compile_template
 
     try:
-        run = start(compile_template(source, name=name),
+        run = start(template,
                     replace(options, context={**(options.context or {}), **fields}, run_id=run_id))
     except AgentcellError as exc:
         return {"status": "failed", "results": {}, "error": str(exc), "usage": {}}
