@@ -292,6 +292,8 @@ class SlotRequests(AbstractCapability[Any]):
             # The response joins `ctx.messages` right after this hook, at the next index.
             state.journal.messages(self.slot, self._written, [response])
             self._written += 1
+        # Past the output-token ceiling: `UsageLimitExceeded`, where pydantic-ai raised it (after these hooks).
+        self.stream.meter.settle(usage.output_tokens)
         return response
 
     def _journal(self, ctx: RunContext[Any]) -> None:
