@@ -26,36 +26,59 @@ from .state import RunState
 
 
 class EventLog:
-    """Append-only list of a run's events that async readers can follow, reduced into the run's transcript.
+    """Append-only list of a run's events that readers can follow, reduced into the run's transcript.
 
     The transcript is the one model of the run's state every reader shares (`Run.transcript`); a
-    resumed run's segments reduce into the same one, as the widget does.
+    resumed run's segments reduce into the same one, as the widget does. Two kinds of reader:
+    `follow()` (async, wakes when events arrive) and `listen()` (called synchronously on every
+    append: no task switch per event, what the widget uses). An append costs O(1): it signals the
+    async readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader,
+    none per event), and creates nothing when nobody waits.
     """
 
     def __init__(self, transcript: Transcript | None = None) -> None:
         self.events: list[Event] = []
         self.transcript = transcript if transcript is not None else Transcript()
         self._t0 = time.monotonic()
-        self._waiter = asyncio.Event()
+        self._wake: asyncio.Event | None = None
+        """Set on the next append; exists only while an async reader waits."""
+        self._listeners: list[Callable[[Event], None]] = []
 
     def append(self, event: Event) -> None:
         self.events.append(event)
         self.transcript.apply_event(event, t=round(time.monotonic() - self._t0, 3))
-        # Swap before waking, so a reader that wakes and finds nothing new waits on the fresh event.
-        waiter, self._waiter = self._waiter, asyncio.Event()
-        waiter.set()
+        for listener in self._listeners:
+            listener(event)
+        wake = self._wake
+        if wake is not None:
+            self._wake = None  # readers that wake and find nothing new wait on a fresh one
+            wake.set()
+
+    def listen(self, listener: Callable[[Event], None]) -> None:
+        """Call `listener(event)` for every event so far, then synchronously for every later one.
+
+        It runs inside the run's `emit`: it must be quick and must not raise (wrap it; see `RunHandle`).
+        """
+        for event in list(self.events):
+            listener(event)
+        self._listeners.append(listener)
+
+    def unlisten(self, listener: Callable[[Event], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
 
     async def follow(self) -> AsyncIterator[Event]:
         index = 0
         while True:
-            waiter = self._waiter
             while index < len(self.events):
                 event = self.events[index]
                 index += 1
                 yield event
                 if isinstance(event, ProcessingComplete):
                     return
-            await waiter.wait()
+            if self._wake is None:
+                self._wake = asyncio.Event()
+            await self._wake.wait()
 
 
 class Run:
@@ -153,6 +176,14 @@ class Run:
     def events(self) -> AsyncIterator[Event]:
         """Every event of the run from the first, ending after `ProcessingComplete`."""
         return self._log.follow()
+
+    def listen(self, listener: Callable[[Event], None]) -> None:
+        """Call `listener(event)` for every event from the first, synchronously as each is emitted (no task
+        switch per event). It must be quick and must not raise; `unlisten` it when done."""
+        self._log.listen(listener)
+
+    def unlisten(self, listener: Callable[[Event], None]) -> None:
+        self._log.unlisten(listener)
 
     def resume(self) -> Run:
         """Go on with a stopped (or failed) run as its next segment, a new `Run` with the same run id.
