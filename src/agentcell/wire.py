@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from .events import Event, ProcessingComplete, Usage
 
@@ -103,6 +103,8 @@ def scrub(value: Any) -> tuple[Any, int]:
     """
     if isinstance(value, str):
         return scrub_text(value)
+    if isinstance(value, dict | list | tuple) and _valid_utf8(value):
+        return value, 0  # the common case, checked in C: no walk in Python over every string
     if isinstance(value, dict):
         total, out = 0, {}
         for key, item in value.items():
@@ -119,6 +121,15 @@ def scrub(value: Any) -> tuple[Any, int]:
         items = [item for item, _ in pairs]
         return (items if isinstance(value, list) else tuple(items)), total
     return value, 0
+
+
+def _valid_utf8(value: Any) -> bool:
+    """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure."""
+    try:
+        to_json(value)
+    except Exception:  # a lone surrogate, or a value only the walk below can judge
+        return False
+    return True
 
 
 def scrub_event(event: Event) -> tuple[Event, int]:

@@ -60,9 +60,10 @@ class SlotStream:
     async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
         self.messages, self.usage, self.agent_run_id = ctx.messages, ctx.usage, ctx.run_id
         self._state.usage.update(self._slot, ctx.usage)
+        guards, step = self._state.guards, ctx.run_step
         async for event in events:
-            self._state.guards.poll()
-            await self._on(event, ctx.run_step)
+            guards.poll()
+            await self._on(event, step)
 
     async def _on(self, event: AgentStreamEvent, step: int) -> None:
         if isinstance(event, PartDeltaEvent):  # the common case first: one per streamed token
@@ -108,7 +109,8 @@ class SlotStream:
         if step != self.round:
             self.round, self._shown = step, []
         # A pending guard is joined before any answer text is shown (SPEC §3.6).
-        await self._state.guards.join()
+        if not self._state.guards.idle:
+            await self._state.guards.join()
         self._shown.append(text)
         self._state.emit(TokenDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
 
