@@ -76,6 +76,8 @@ class Journal:
         self._rows: list[bytes] = []
         """Rows made and not yet written."""
         self._timer: asyncio.TimerHandle | None = None
+        self._heads: dict[tuple[str, str, int, str], bytes] = {}
+        """A text delta row's JSON up to its text, by run, slot, round and kind."""
         self.writes = 0
         """Batches written so far (tests read it: one per batch, not one per row)."""
 
@@ -83,13 +85,22 @@ class Journal:
         """Append one event."""
         kind = type(event)
         if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed token: skip the generic serializer
-            self._row(lambda: _delta(event))  # type: ignore[arg-type]
+            self._row(lambda: self._delta(event))  # type: ignore[arg-type]
         else:
             self._row(lambda: b'"event":' + _dump(event_adapter(), event))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
             self.flush()
+
+    def _delta(self, event: TokenDelta | ThinkingDelta) -> bytes:
+        """A text delta's row body, as `event_adapter()` would write it (tests pin the two to the same JSON)."""
+        key = (event.run_id, event.slot, event.round, event.kind)
+        head = self._heads.get(key)
+        if head is None:
+            head = self._heads[key] = b'"event":{"run_id":%s,"slot":%s,"round":%d,"kind":"%s","text":' % (
+                _json(event.run_id), _json(event.slot), event.round, event.kind.encode())
+        return head + _json(event.text) + b"}"
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
@@ -157,12 +168,6 @@ class Journal:
             with contextlib.suppress(OSError):
                 self._file.close()
             self._file = None
-
-
-def _delta(event: TokenDelta | ThinkingDelta) -> bytes:
-    """A text delta's row body, as `event_adapter()` would write it (tests pin the two to the same JSON)."""
-    return b'"event":{"run_id":%s,"slot":%s,"text":%s,"round":%d,"kind":"%s"}' % (
-        _json(event.run_id), _json(event.slot), _json(event.text), event.round, event.kind.encode())
 
 
 def _json(value: Any) -> bytes:
