@@ -135,14 +135,15 @@ async def test_rows_are_written_in_batches_not_one_write_per_row(tmp_path: Path)
 def test_a_delta_row_is_what_the_generic_serializer_writes(tmp_path: Path) -> None:
     """Text deltas take a hand-written fast path; it must write exactly the event the adapter would."""
     events = [TokenDelta(run_id="r\"1", slot="a b", text="caf\u00e9 \"q\"\n\ud83d", round=3),
-              ThinkingDelta(run_id="r", slot="s", text="hm\u2028")]
+              ThinkingDelta(run_id="r", slot="s", text="hm\u2028"),
+              TokenDelta(run_id="r", slot="a b", text='ascii "q" \\ \n\t\x01 </script>', round=3)]
     sink = journal.Journal(tmp_path / "d.jsonl")
     for event in events:
         sink.event(event)
     sink.close()
     rows = [json.loads(line)["event"] for line in (tmp_path / "d.jsonl").read_bytes().split(b"\n") if line]
     expected = [json.loads(journal.event_adapter().dump_json(e, fallback=repr)) for e in
-                (TokenDelta(run_id="r\"1", slot="a b", text="caf\u00e9 \"q\"\n\ufffd", round=3), events[1])]
+                (TokenDelta(run_id="r\"1", slot="a b", text="caf\u00e9 \"q\"\n\ufffd", round=3), *events[1:])]
     assert rows == expected
     assert [journal.event_adapter().validate_python(r) for r in rows][1] == events[1]
 

@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Annotated, Any
 
@@ -100,7 +101,10 @@ class Journal:
         if head is None:
             head = self._heads[key] = b'"event":{"run_id":%s,"slot":%s,"round":%d,"kind":"%s","text":' % (
                 _json(event.run_id), _json(event.slot), event.round, event.kind.encode())
-        return head + _json(event.text) + b"}"
+        text = event.text
+        if text.isascii():  # nothing to scrub: the C encoder alone, without `json.dumps`' machinery
+            return head + encode_basestring_ascii(text).encode() + b"}"
+        return head + _json(text) + b"}"
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
