@@ -169,15 +169,23 @@ class EventLog:
         self._events: list[WireEvent] = []
         self._pieces: list[str] = []
         """Text pieces of the last event while it is an open text delta."""
+        self._small = 0
+        """Pieces appended since the last chunk was joined."""
 
     def add(self, event: WireEvent) -> None:
         if self._events and self._pieces and _mergeable(self._events[-1], event):
-            self._pieces.append(event["text"])
+            pieces = self._pieces
+            pieces.append(event["text"])
+            self._small += 1
+            if self._small >= 1024:  # the last 1024 pieces become one string: chunks, not an object per token
+                pieces[-1024:] = ["".join(pieces[-1024:])]
+                self._small = 0
             self._events[-1]["t"] = event["t"]
             return
         self._seal()
         self._events.append(dict(event))  # our own copy: the same event also goes to other logs
         self._pieces = [event["text"]] if event["kind"] in _TEXT_KINDS else []
+        self._small = 0
 
     def snapshot(self) -> list[WireEvent]:
         """Every event so far (text joined); the caller may keep the list."""
@@ -196,7 +204,7 @@ class EventLog:
         if len(self._pieces) > 1:
             joined = "".join(self._pieces)
             self._events[-1]["text"] = joined
-            self._pieces = [joined]
+            self._pieces, self._small = [joined], 0
 
     def __len__(self) -> int:
         return len(self._events)

@@ -174,3 +174,23 @@ async def test_context_accounting_counts_each_message_once_per_run(
     messages = len(result.messages)  # 2 per round, plus the prompt and the answer
     assert views.calls == rounds + 1  # one per request
     assert parts.calls <= 2 * messages  # each message's parts counted once (the response's twice, for the gauge)
+
+
+async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event() -> None:
+    """The run's log stores runs of text deltas as joined chunks (memory O(text), not an object per
+    token) and makes the events again when read: the same events, in order, by index and by iteration."""
+    from agentcell.engine import start_run
+    from agentcell.events import TokenDelta
+
+    run = start_run("Go [[answer]]", model=streaming_model(3_000), journal=False)
+    followed = [e async for e in run.events()]
+    await run
+    events = run.events_so_far
+    assert events == tuple(followed)
+    deltas = [e for e in events if isinstance(e, TokenDelta)]
+    assert [d.text for d in deltas] == [f"t{i} " for i in range(3_000)]
+    assert {(d.slot, d.round) for d in deltas} == {("answer", 1)}
+    log = run._log.events
+    assert log[-1] == events[-1] and log[len(log) // 2] == events[len(events) // 2]
+    stored = [item for item in log._items if not hasattr(item, "kind")]
+    assert len(stored) == 1 and len(stored[0].chunks) == 2  # two joined chunks of 1,024, the rest pending
