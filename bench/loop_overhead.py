@@ -24,6 +24,14 @@ Variants, interleaved in a shuffled order every repetition:
   plus the consumer task feeding an `AgentWidget` whose `send` is captured (message count and bytes),
   until the widget has shown the end (final trait, static transcript).
 
+Model paths (`--model`, default `both`; issue 18 asks for every loop figure on both):
+
+* `function` — the scripted `FunctionModel` above (the model itself costs nothing);
+* `openai` — pydantic-ai's real `OpenAIChatModel` (OpenAI SDK, httpx, SSE parsing, usage from the
+  provider) against the scripted OpenAI-compatible server `tests/openai_server.py` on 127.0.0.1 (its
+  own thread in this process), answering the same script: a tool call per round, then `done`; or the
+  stream as `--tokens` content deltas. Scenario keys in the JSON get an `-openai` suffix.
+
 Ratios are the median of per-repetition ratios against `raw`. A cProfile pass of the `widget`
 variant (not timed) attributes the cost by package and names the top functions.
 """
@@ -70,6 +78,35 @@ def tool_model(rounds: int) -> FunctionModel:
             yield "done"
 
     return FunctionModel(stream_function=fn)
+
+
+class OpenAIPath:
+    """The scripted OpenAI-compatible server, and a fresh `OpenAIChatModel` pointed at it per run."""
+
+    def __init__(self) -> None:
+        from tests.openai_server import FakeOpenAI
+
+        self.rounds = 0
+        self.tokens = 0
+        self.server = FakeOpenAI(default=self._answer).start()
+
+    def _answer(self, body: dict[str, Any]) -> Any:
+        from tests.openai_server import Call, Reply, Text
+
+        if self.tokens:
+            return Reply(Text("".join(f"t{i} " for i in range(self.tokens)), pieces=self.tokens))
+        k = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+        if k < self.rounds:
+            return Reply(Call("lookup", {"q": f"item {k}"}, id=f"c{k}"))
+        return Reply(Text("done"))
+
+    def model(self, *, rounds: int = 0, tokens: int = 0) -> Any:
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        self.rounds, self.tokens = rounds, tokens
+        self.server.requests.clear()  # the server records every request; keep memory flat across runs
+        return OpenAIChatModel("fake-model", provider=OpenAIProvider(base_url=self.server.base_url, api_key="x"))
 
 
 def text_model(tokens: int) -> FunctionModel:
@@ -251,17 +288,25 @@ def main() -> None:
                         help="run one scenario and replace it in an existing results file")
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--no-scaling", action="store_true", help="skip the per-token cost vs stream length table")
+    parser.add_argument("--model", choices=("function", "openai", "both"), default="both",
+                        help="the scripted FunctionModel, OpenAIChatModel against the local fake server, or both")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.tokens, args.reps, args.stream_reps = 30, 8_000, 2, 2
     os.environ["AGENTCELL_JOURNAL"] = "off"
     machine = _common.Machine()
-    scenarios = {
-        "tools": (lambda: tool_model(args.rounds), args.reps, f"{args.rounds} rounds x 1 tool call"),
-        "stream": (lambda: text_model(args.tokens), args.stream_reps, f"1 round, {args.tokens:,} tokens"),
-    }
+    scenarios: dict[str, Any] = {}
+    if args.model in ("function", "both"):
+        scenarios["tools"] = (lambda: tool_model(args.rounds), args.reps, f"{args.rounds} rounds x 1 tool call")
+        scenarios["stream"] = (lambda: text_model(args.tokens), args.stream_reps, f"1 round, {args.tokens:,} tokens")
+    if args.model in ("openai", "both"):
+        path = OpenAIPath()
+        scenarios["tools-openai"] = (lambda: path.model(rounds=args.rounds), args.reps,
+                                     f"{args.rounds} rounds x 1 tool call, OpenAIChatModel + local server")
+        scenarios["stream-openai"] = (lambda: path.model(tokens=args.tokens), args.stream_reps,
+                                      f"1 round, {args.tokens:,} tokens, OpenAIChatModel + local server")
     if args.only:
-        scenarios = {args.only: scenarios[args.only]}
+        scenarios = {k: v for k, v in scenarios.items() if k.split("-")[0] == args.only}
     payload: dict[str, Any] = {"benchmark": "loop_overhead", "command": " ".join(["python", *sys.argv]),
                                "scenarios": {}}
     previous = _common.RESULTS / "loop_overhead.json"
@@ -270,7 +315,7 @@ def main() -> None:
         payload.setdefault("reruns", []).append({"command": " ".join(["python", *sys.argv]), "scenario": args.only})
     rows = []
     for scenario, (make, reps, label) in scenarios.items():
-        variants = variants_for(scenario)
+        variants = variants_for(scenario.split("-")[0])
 
         def runner(fn: Any, make: Any = make) -> Any:
             return lambda: measure(fn, make)

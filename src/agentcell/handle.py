@@ -21,7 +21,7 @@ from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
 from .errors import NoEventLoop
-from .events import ApprovalRequested, Event, RunStatus, RunWarning, Usage
+from .events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
 from .journal import JournalOption
 from .launch import LaunchSpec, start
 from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
@@ -159,18 +159,37 @@ class RunHandle:
 
     # ---- the consumer task -----------------------------------------------------------------
     async def consume(self) -> None:
-        """Feed every event to the widget and watchers; the one boundary where a person watches."""
-        try:
-            async for event in self.run.events():
+        """Feed every event to the widget and watchers; the one boundary where a person watches.
+
+        The events are fed synchronously as the run emits them (`Run.listen`): no task switch and no
+        wake-up per streamed token. This task only waits for the end, so cancelling it (e.g. the kernel
+        shuts down) still stops the run.
+        """
+        ended: asyncio.Future[None] = self.loop.create_future()
+
+        def show(event: Event) -> None:
+            if ended.done():
+                return
+            try:
                 self._show(event)
+            except Exception as exc:  # a bug in a consumer must not leave the run going unseen
+                self.run.unlisten(show)
+                ended.set_exception(exc)
+                self.run.cancel()
+                if self.widget is not None:
+                    self.widget.fail(f"agentcell could not show this run: {type(exc).__name__}: {exc}")
+                return
+            if isinstance(event, ProcessingComplete):
+                ended.set_result(None)
+
+        self.run.listen(show)
+        try:
+            await ended
         except asyncio.CancelledError:
             self.run.cancel()  # the consumer was cancelled (e.g. the kernel shuts down): stop the run too
             raise
-        except Exception as exc:  # a bug in a consumer must not leave the run going unseen
-            self.run.cancel()
-            if self.widget is not None:
-                self.widget.fail(f"agentcell could not show this run: {type(exc).__name__}: {exc}")
-            raise
+        finally:
+            self.run.unlisten(show)
 
     def _show(self, event: Event) -> None:
         if self.widget is not None:

@@ -37,12 +37,13 @@ import anywidget
 import traitlets
 
 from ._version import __version__
-from .events import Event, ProcessingComplete, RunStarted
+from .events import Event, ProcessingComplete, RunStarted, ThinkingDelta, TokenDelta
 from .saved_outputs import saved_outputs
 from .wire import (
     EventLog,
     FrontendMsg,
     jsonable,
+    scrub_text,
     to_wire,
     transcript_json,
     usage_json,
@@ -120,7 +121,13 @@ class AgentWidget(anywidget.AnyWidget):
 
     def apply(self, event: Event) -> None:
         """Record one event and schedule it for the browser."""
-        wire = to_wire(event, t=self._now())
+        kind = type(event)
+        if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed token: what `to_wire` makes, directly
+            delta: TokenDelta | ThinkingDelta = event  # type: ignore[assignment]
+            wire = {"run_id": delta.run_id, "slot": scrub_text(delta.slot)[0], "text": scrub_text(delta.text)[0],
+                    "round": delta.round, "kind": delta.kind, "t": self._now()}
+        else:
+            wire = to_wire(event, t=self._now())
         self.events_log.add(wire)
         self._pending.add(wire)
         if isinstance(event, RunStarted):

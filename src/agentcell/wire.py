@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from .events import Event, ProcessingComplete, Usage
 
@@ -103,6 +103,8 @@ def scrub(value: Any) -> tuple[Any, int]:
     """
     if isinstance(value, str):
         return scrub_text(value)
+    if isinstance(value, dict | list | tuple) and _valid_utf8(value):
+        return value, 0  # the common case, checked in C: no walk in Python over every string
     if isinstance(value, dict):
         total, out = 0, {}
         for key, item in value.items():
@@ -119,6 +121,15 @@ def scrub(value: Any) -> tuple[Any, int]:
         items = [item for item, _ in pairs]
         return (items if isinstance(value, list) else tuple(items)), total
     return value, 0
+
+
+def _valid_utf8(value: Any) -> bool:
+    """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure."""
+    try:
+        to_json(value)
+    except Exception:  # a lone surrogate, or a value only the walk below can judge
+        return False
+    return True
 
 
 def scrub_event(event: Event) -> tuple[Event, int]:
@@ -158,15 +169,23 @@ class EventLog:
         self._events: list[WireEvent] = []
         self._pieces: list[str] = []
         """Text pieces of the last event while it is an open text delta."""
+        self._small = 0
+        """Pieces appended since the last chunk was joined."""
 
     def add(self, event: WireEvent) -> None:
         if self._events and self._pieces and _mergeable(self._events[-1], event):
-            self._pieces.append(event["text"])
+            pieces = self._pieces
+            pieces.append(event["text"])
+            self._small += 1
+            if self._small >= 1024:  # the last 1024 pieces become one string: chunks, not an object per token
+                pieces[-1024:] = ["".join(pieces[-1024:])]
+                self._small = 0
             self._events[-1]["t"] = event["t"]
             return
         self._seal()
         self._events.append(dict(event))  # our own copy: the same event also goes to other logs
         self._pieces = [event["text"]] if event["kind"] in _TEXT_KINDS else []
+        self._small = 0
 
     def snapshot(self) -> list[WireEvent]:
         """Every event so far (text joined); the caller may keep the list."""
@@ -185,7 +204,7 @@ class EventLog:
         if len(self._pieces) > 1:
             joined = "".join(self._pieces)
             self._events[-1]["text"] = joined
-            self._pieces = [joined]
+            self._pieces, self._small = [joined], 0
 
     def __len__(self) -> int:
         return len(self._events)

@@ -1,9 +1,12 @@
 """Per-slot budgets (SPEC §3.3): the caller's ceiling, lowered (never raised) by a slot's options.
 
-The ceiling maps onto pydantic-ai's `UsageLimits`, which enforces it; this module only decides the
-numbers, the warnings and the wording of the "out of budget" message. The tool-free final request
-is keyed on the *effective* `max_iter` (struckdown keyed it on the raw value, so a clamped slot never
-got its answering round).
+Requests and tool calls map onto pydantic-ai's `UsageLimits`, which enforces them once per request
+or call. The output-token ceiling does not: pydantic-ai checks a token limit after every streamed
+event, over usage it rebuilds from the response so far, so a long answer cost O(n) per token (issue
+18). `OutputMeter` enforces it here instead, at O(1) per delta, and raises the same
+`UsageLimitExceeded` pydantic-ai would, so the slot still ends `budget_exhausted`. The tool-free
+final request is keyed on the *effective* `max_iter` (struckdown keyed it on the raw value, so a
+clamped slot never got its answering round).
 """
 
 from __future__ import annotations
@@ -59,7 +62,9 @@ class SlotBudget:
     """What one slot may spend."""
 
     limits: UsageLimits
-    """Handed to pydantic-ai, which raises `UsageLimitExceeded` past it."""
+    """Handed to pydantic-ai, which raises `UsageLimitExceeded` past it (no output-token limit: see `output_tokens`)."""
+    output_tokens: int | None = None
+    """The output-token ceiling, enforced by the slot's `OutputMeter` rather than by pydantic-ai."""
     max_iter: int | None = None
     """Effective `max_iter`: request number `max_iter` goes out without the gathering tools."""
     max_calls: int | None = None
@@ -72,8 +77,60 @@ def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_ca
     warnings: list[str] = []
     iters = _clamp(slot, "max_iter", max_iter, ceiling.request_limit, "request_limit", warnings)
     calls = _clamp(slot, "max_calls", max_calls, ceiling.tool_calls_limit, "tool_calls_limit", warnings)
-    limits = ceiling if iters is None else replace(ceiling, request_limit=iters)
-    return SlotBudget(limits=limits, max_iter=iters, max_calls=calls, warnings=tuple(warnings))
+    limits = replace(ceiling, output_tokens_limit=None)  # enforced by `OutputMeter`, not per event by pydantic-ai
+    if iters is not None:
+        limits = replace(limits, request_limit=iters)
+    return SlotBudget(
+        limits=limits,
+        output_tokens=ceiling.output_tokens_limit,
+        max_iter=iters,
+        max_calls=calls,
+        warnings=tuple(warnings),
+    )
+
+
+class OutputMeter:
+    """A slot's output tokens against its ceiling, at O(1) per streamed delta.
+
+    Two sources: for each finished response, what the provider reported (`settle`, once per response);
+    for the response streaming now, a count of its deltas (`add`: one token per non-empty delta of
+    text, thinking or tool arguments). A delta is at least one token, so the count is a lower bound
+    and never ends a slot before the provider's own count would; it stops a runaway stream whose usage
+    arrives only at its end. When a response ends, the count gives way to the provider's figure, or
+    stays when the provider reported none.
+    Past the ceiling it raises pydantic-ai's own `UsageLimitExceeded`, worded as pydantic-ai words it,
+    so the slot ends `budget_exhausted` as before.
+    """
+
+    __slots__ = ("limit", "reported", "streaming")
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.reported = 0
+        """Output tokens of the slot's finished responses."""
+        self.streaming = 0
+        """Estimated output tokens of the response streaming now."""
+
+    @property
+    def used(self) -> int:
+        return self.reported + self.streaming
+
+    def add(self, text: str) -> None:
+        """A delta of the response in flight (text, thinking or tool arguments)."""
+        if text:
+            self.streaming += 1
+            if self.limit is not None and self.reported + self.streaming > self.limit:
+                self._exceeded()
+
+    def settle(self, output_tokens: int) -> None:
+        """A response ended; `output_tokens` is what its provider reported (0: nothing, keep the estimate)."""
+        self.reported += output_tokens or self.streaming
+        self.streaming = 0
+        if self.limit is not None and self.reported > self.limit:
+            self._exceeded()
+
+    def _exceeded(self) -> None:
+        raise UsageLimitExceeded(f"Exceeded the output_tokens_limit of {self.limit} (output_tokens={self.used})")
 
 
 def _clamp(

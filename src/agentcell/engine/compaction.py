@@ -12,6 +12,7 @@ the journal, `ToolCompleted.result` keep everything):
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,7 +34,7 @@ from pydantic_ai.usage import RunUsage
 
 from ..options import DEFAULT_COMPACTION as DEFAULT_COMPACTION
 from ..options import Compaction as Compaction
-from .context import estimate_tokens
+from .context import estimate_tokens, message_chars
 
 SUMMARY_INSTRUCTIONS = (
     "You compact a conversation between a user and an AI assistant that uses tools. Write a summary the "
@@ -46,19 +47,6 @@ TRUNCATION_MARKER = (
     "\n[agentcell: tool result cut to {kept} of {total} characters for the model; "
     "the full result is in the run's record]"
 )
-
-
-def truncate_tool_returns(messages: Sequence[ModelMessage], limit: int | None) -> list[ModelMessage]:
-    """`messages` with long tool results cut (new message objects only where something was cut)."""
-    if limit is None:
-        return list(messages)
-    out: list[ModelMessage] = []
-    for message in messages:
-        if isinstance(message, ModelRequest) and any(_too_long(p, limit) for p in message.parts):
-            parts = [_cut(p, limit) if _too_long(p, limit) else p for p in message.parts]
-            message = replace(message, parts=parts)
-        out.append(message)
-    return out
 
 
 def _too_long(part: object, limit: int) -> bool:
@@ -173,11 +161,58 @@ async def _drain(_ctx: Any, events: AsyncIterable[Any]) -> None:
         pass
 
 
+class SlotView:
+    """What one slot's requests sent so far, so the next request only looks at the messages added since.
+
+    pydantic-ai's conversation only grows: each request's list is the previous one plus the new
+    messages, the same objects. So a request whose list has the same length-or-more, the same first
+    message and the same message where the previous list ended extends it; only its tail is cut
+    (a long tool result gets a marker) and counted. Anything else (compaction replaced the head, a resumed
+    segment, a history pydantic-ai rewrote) starts the slot's view again from the whole list.
+    Cost per request: O(messages added), instead of O(history) (O(n²) per run).
+    """
+
+    __slots__ = ("chars", "count", "cut", "first", "last", "replied_chars", "view")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: ModelMessage | None = None
+        self.last: ModelMessage | None = None
+        self.view: list[ModelMessage] = []
+        """The messages as the model reads them (long tool results cut)."""
+        self.cut = False
+        """Whether any message in `view` differs from its raw one."""
+        self.chars = 0
+        """Characters in `view` (`context.message_chars`)."""
+        self.replied_chars = 0
+        """Characters in `view` up to and including its last response."""
+
+    def extends(self, raw: Sequence[ModelMessage]) -> bool:
+        count = self.count
+        return count == 0 or (len(raw) >= count and raw[0] is self.first and raw[count - 1] is self.last)
+
+    def add(self, raw: Sequence[ModelMessage], limit: int | None) -> list[ModelMessage]:
+        """Take in `raw`'s messages after the ones already seen; the list the model reads."""
+        for message in raw[self.count :]:
+            if limit is not None and isinstance(message, ModelRequest):
+                cut = [_cut(p, limit) if _too_long(p, limit) else p for p in message.parts]
+                if any(a is not b for a, b in zip(cut, message.parts, strict=True)):
+                    message, self.cut = replace(message, parts=cut), True
+            self.view.append(message)
+            self.chars += message_chars((message,))
+            if isinstance(message, ModelResponse):
+                self.replied_chars = self.chars
+        self.count = len(raw)
+        if raw:
+            self.first, self.last = raw[0], raw[-1]
+        return list(self.view) if self.cut else list(raw)
+
+
 class ContextKeeper:
     """One run's context policy and memory: the window, the threshold, remembered summaries.
 
     It only remembers; `requests.prepare_messages` compacts before each request and reports through
-    the run's state.
+    the run's state. Its per-slot `SlotView`s make that accounting incremental.
     """
 
     def __init__(self, *, window: int, compaction: Compaction | None, summarizer: Model | None = None) -> None:
@@ -188,12 +223,28 @@ class ContextKeeper:
         self.last_used: dict[str, int] = {}
         """Slot → tokens the provider reported for its latest request (the estimate builds on it)."""
         self.compactions = 0
+        self._views: dict[str, SlotView] = {}
 
-    def estimate(self, slot: str, messages: Sequence[ModelMessage]) -> int:
-        """Tokens the request would carry: chars/4, or the last reported figure plus what came since."""
-        own = estimate_tokens(messages)
+    def view(self, slot: str, raw: Sequence[ModelMessage], tool_result_chars: int | None) -> list[ModelMessage]:
+        """`raw` as the model reads it (long tool results cut), looking only at what `slot` added since its
+        previous request."""
+        seen = self._views.get(slot)
+        if seen is None or not seen.extends(raw):
+            seen = self._views[slot] = SlotView()
+        return seen.add(raw, tool_result_chars)
+
+    def sent_chars(self, slot: str) -> int:
+        """Characters of `slot`'s latest `view`."""
+        seen = self._views.get(slot)
+        return seen.chars if seen is not None else 0
+
+    def estimate(self, slot: str) -> int:
+        """Tokens `slot`'s latest `view` carries: chars/4, or the last reported figure plus what came since."""
+        seen = self._views.get(slot)
+        if seen is None:
+            return 0
+        own = math.ceil(seen.chars / 4)
         reported = self.last_used.get(slot)
         if reported is None:
             return own
-        last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=-1)
-        return max(own, reported + estimate_tokens(messages[last + 1 :]))
+        return max(own, reported + math.ceil((seen.chars - seen.replied_chars) / 4))

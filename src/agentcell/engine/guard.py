@@ -65,8 +65,14 @@ class Guards:
     def poll(self) -> None:
         """Settle every guard that already finished; raise `GuardTrip` if one tripped."""
         self._raise_if_tripped()
-        for guard in [g for g in self._pending if g.task.done()]:
-            self._settle(guard)
+        if self._pending:  # poll runs once per streamed event: nothing to build when no guard is out
+            for guard in [g for g in self._pending if g.task.done()]:
+                self._settle(guard)
+
+    @property
+    def idle(self) -> bool:
+        """No guard is out and none tripped: `join()` would return at once (callers per token skip the await)."""
+        return not self._pending and self._trip is None
 
     async def join(self) -> None:
         """Wait for every pending guard; raise `GuardTrip` if one tripped (and on every later join)."""

@@ -10,6 +10,8 @@ already paid for).
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,10 +39,9 @@ from .compaction import (
     choose_cut,
     summarize,
     transcript_text,
-    truncate_tool_returns,
     with_summary,
 )
-from .context import estimate_tokens, response_tokens
+from .context import estimate_tokens, message_chars, response_tokens
 
 SUMMARY_TOOL_CHARS = 2_000
 """Tool results are cut to this many characters in the text the summarizer reads."""
@@ -53,15 +54,19 @@ if TYPE_CHECKING:
 async def prepare_messages(
     state: RunState, keeper: ContextKeeper, slot: str, messages: list[ModelMessage], model: Model
 ) -> list[ModelMessage]:
-    """What the model reads for this request: remembered summaries, cut tool results, maybe a new summary."""
+    """What the model reads for this request: remembered summaries, cut tool results, maybe a new summary.
+
+    O(messages added since the slot's previous request): `ContextKeeper.view` cuts and counts only those.
+    """
     policy = keeper.compaction
     if policy is None:
+        keeper.view(slot, messages, None)  # counted all the same, for the gauge when a provider reports no usage
         return messages
     raw = apply_replacements(messages, keeper.memo)
-    view = truncate_tool_returns(raw, policy.tool_result_chars)  # same length and order as `raw`
+    view = keeper.view(slot, raw, policy.tool_result_chars)  # same length and order as `raw`
     if policy.threshold is None:
         return view
-    tokens = keeper.estimate(slot, view)
+    tokens = keeper.estimate(slot)
     if tokens <= policy.threshold * keeper.window:
         return view
     return await _compact(state, keeper, slot, raw, view, tokens, model)
@@ -181,6 +186,12 @@ class SlotRequests(AbstractCapability[Any]):
     _last_seen: ModelMessage | None = None
     _system: str | None = None
     """Instructions in force at the end of what was already converted."""
+    _own: list[ModelMessage] = field(default_factory=list)
+    """The slot's record as `_own_messages` found it so far."""
+    _scanned: int = 0
+    _scanned_last: ModelMessage | None = None
+    _viewed: bool = False
+    """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
@@ -215,9 +226,11 @@ class SlotRequests(AbstractCapability[Any]):
         self._journal(ctx)
         keeper = self.state.context
         if keeper is not None:
+            compactions = keeper.compactions
             request_context.messages = await prepare_messages(
                 self.state, keeper, self.slot, request_context.messages, self.model
             )
+            self._viewed = keeper.compactions == compactions  # what was sent is the slot's memoized view
         self._teach_request(request_context)
         self._started, self._in_flight = time.monotonic(), True
         return request_context
@@ -276,7 +289,7 @@ class SlotRequests(AbstractCapability[Any]):
         )
         keeper = state.context
         if keeper is not None:
-            used = response_tokens(response) or estimate_tokens([*request_context.messages, response])
+            used = response_tokens(response) or self._estimate_used(keeper, request_context, response)
             keeper.last_used[self.slot] = used
             state.emit(
                 ContextUpdated(
@@ -292,16 +305,35 @@ class SlotRequests(AbstractCapability[Any]):
             # The response joins `ctx.messages` right after this hook, at the next index.
             state.journal.messages(self.slot, self._written, [response])
             self._written += 1
+        # Past the output-token ceiling: `UsageLimitExceeded`, where pydantic-ai raised it (after these hooks).
+        self.stream.meter.settle(usage.output_tokens)
         return response
+
+    def _estimate_used(
+        self, keeper: ContextKeeper, request_context: ModelRequestContext, response: ModelResponse
+    ) -> int:
+        """The gauge when the provider reported no usage: the request's characters (memoized) plus the response's."""
+        chars = keeper.sent_chars(self.slot) if self._viewed else message_chars(request_context.messages)
+        return math.ceil((chars + message_chars((response,))) / 4)
+
+    def _own_messages(self, ctx: RunContext[Any]) -> list[ModelMessage]:
+        """The slot's record so far (resumed rounds, then its agent run's messages), looking only at the
+        messages `ctx.messages` gained since the previous request (it only grows; else it is read whole)."""
+        messages, scanned = ctx.messages, self._scanned
+        if not scanned or len(messages) < scanned or messages[scanned - 1] is not self._scanned_last:
+            self._own, scanned = list(self.stream.resumed), 0
+        self._own.extend(m for m in itertools.islice(messages, scanned, None) if m.run_id == ctx.run_id)
+        self._scanned, self._scanned_last = len(messages), messages[-1] if messages else None
+        return self._own
 
     def _journal(self, ctx: RunContext[Any]) -> None:
         journal = self.state.journal
         if journal is None:
             return
-        own = [m for m in ctx.messages if m.run_id == ctx.run_id]
+        own = self._own_messages(ctx)
         # The last response was journaled before pydantic-ai stamped it (run ids); write it again stamped.
         start = max(self._written - 1, 0)
-        new = [*self.stream.resumed, *own][start:]
+        new = own[start:]
         if new:
             journal.messages(self.slot, start, new)
             self._written = start + len(new)

@@ -19,7 +19,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
-from ..events import Event, ProcessingComplete, RunWarning
+from ..events import Event, ProcessingComplete, RunWarning, ThinkingDelta, TokenDelta
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..models import ResolvedModel, resolve_model
 from ..options import (
@@ -238,7 +238,10 @@ class _Sink:
         if self._ended:
             return  # work abandoned at Stop may still report; nothing follows the run's one ending
         self._ended = isinstance(event, ProcessingComplete)
-        event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
+        if isinstance(event, TokenDelta | ThinkingDelta) and event.text.isascii() and event.slot.isascii():
+            replaced = 0  # one per streamed token, and ASCII has nothing to scrub
+        else:
+            event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
         self._log.append(event)
         if replaced:
             self._report_scrubbed(event, replaced)

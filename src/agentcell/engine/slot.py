@@ -29,7 +29,7 @@ from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSp
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
 from .approvals import approval_capability
-from .budget import SlotBudget, exhausted_message, slot_budget, slot_limits
+from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls, SlotToolset
 from .contain import Containment, cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
@@ -167,6 +167,7 @@ def _agent_call(
     budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
     for warning in budget.warnings:
         state.warn(name, warning)
+    stream.meter = OutputMeter(budget.output_tokens)
     toolsets: list[AbstractToolset[Any]] = []
     if options.use_tools:
         entries = state.registry.select(options.tools)

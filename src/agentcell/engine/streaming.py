@@ -24,11 +24,13 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ThinkingPartDelta,
     ToolCallPart,
+    ToolCallPartDelta,
     ToolReturnPart,
 )
 from pydantic_ai.usage import RunUsage
 
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
+from .budget import OutputMeter
 from .state import RunState
 
 
@@ -52,29 +54,40 @@ class SlotStream:
         self.agent_run_id: str | None = None
         self.usage: RunUsage | None = None
         """The run's live usage, kept so a slot that fails still reports what it spent."""
+        self.meter = OutputMeter(None)
+        """The slot's output tokens against its ceiling (`budget.py`), counted from every delta."""
 
     async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
         self.messages, self.usage, self.agent_run_id = ctx.messages, ctx.usage, ctx.run_id
         self._state.usage.update(self._slot, ctx.usage)
+        guards, step = self._state.guards, ctx.run_step
         async for event in events:
-            self._state.guards.poll()
-            await self._on(event, ctx.run_step)
+            guards.poll()
+            await self._on(event, step)
 
     async def _on(self, event: AgentStreamEvent, step: int) -> None:
-        if isinstance(event, PartStartEvent):
-            part = event.part
-            if isinstance(part, TextPart):
-                await self._text(part.content, step)
-            elif isinstance(part, ThinkingPart):
-                self._thinking(part.content, step)
-            elif isinstance(part, ToolCallPart):
-                self._tool_call(step)
-        elif isinstance(event, PartDeltaEvent):
+        if isinstance(event, PartDeltaEvent):  # the common case first: one per streamed token
             delta = event.delta
             if isinstance(delta, TextPartDelta):
+                self.meter.add(delta.content_delta)
                 await self._text(delta.content_delta, step)
             elif isinstance(delta, ThinkingPartDelta) and delta.content_delta:
+                self.meter.add(delta.content_delta)
                 self._thinking(delta.content_delta, step)
+            elif isinstance(delta, ToolCallPartDelta) and delta.args_delta:
+                args = delta.args_delta
+                self.meter.add(args if isinstance(args, str) else str(args))
+        elif isinstance(event, PartStartEvent):
+            part = event.part
+            if isinstance(part, TextPart):
+                self.meter.add(part.content)
+                await self._text(part.content, step)
+            elif isinstance(part, ThinkingPart):
+                self.meter.add(part.content)
+                self._thinking(part.content, step)
+            elif isinstance(part, ToolCallPart):
+                self.meter.add(part.args_as_json_str() if part.args else part.tool_name)
+                self._tool_call(step)
         elif isinstance(event, FunctionToolCallEvent) and event.args_valid is False:
             self._invalid[event.tool_call_id] = event.part
         elif isinstance(event, FunctionToolResultEvent) and event.tool_call_id in self._invalid:
@@ -96,7 +109,8 @@ class SlotStream:
         if step != self.round:
             self.round, self._shown = step, []
         # A pending guard is joined before any answer text is shown (SPEC §3.6).
-        await self._state.guards.join()
+        if not self._state.guards.idle:
+            await self._state.guards.join()
         self._shown.append(text)
         self._state.emit(TokenDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
 

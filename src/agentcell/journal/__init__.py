@@ -7,12 +7,13 @@ folder, or `off`), or what `start_run(journal=...)` names. Each line is one row:
 * `{"ts", "seg", "event": {...}}` — an event as its dataclass fields plus `kind` (the wire shape);
   `request_completed` rows are the per-request rows (slot, request number, usage, latency);
 * `{"ts", "seg", "slot", "index", "messages": [...]}` — pydantic-ai messages of a slot's record from
-  `index` on (written before each request and after each response, so a crash loses at most the
-  request in flight);
+  `index` on (made before each request and after each response);
 * `{"ts", "seg", "history": [...]}` — the conversation the run was seeded with (`history=`).
 
-Each row is one `write` of a whole line followed by a flush to the OS, so a process that dies
-(`os._exit`, a killed kernel) leaves every row written before it. `load(run_id)` restores the run
+Rows are written in batches of whole lines (`writer.py`): each row reaches the OS at most
+`FLUSH_INTERVAL` (0.2 s) after it was made, and at once before a tool runs, when an approval is asked
+and when a slot or the run ends. So a process that dies (`os._exit`, a killed kernel) loses at most the
+rows of its last 0.2 s, never the rows before a tool call that killed it. `load(run_id)` restores the run
 from it, and `usage_totals(run_id)` sums its request rows.
 
 Journals hold whole transcripts, so they are private: files `0600` in a `0700` folder (`paths.py`),

@@ -105,12 +105,25 @@ def clean(
     return removed
 
 
+PRUNE_EVERY_S = 30.0
+"""The default folder is pruned at most this often per process: listing it stats every journal (up to
+`KEEP_RUNS` of them), which a batch of many short runs would otherwise pay per run."""
+_pruned: dict[Path, float] = {}
+
+
 def prune_default(path: Path, *, run_id: str) -> None:
-    """Apply the retention rule when a run journals into the default folder (never elsewhere, never raising)."""
-    if path.parent != default_dir():
+    """Apply the retention rule when a run journals into the default folder (never elsewhere, never raising);
+    at most once every `PRUNE_EVERY_S` seconds (the rule is a bound on the folder, not an exact count)."""
+    folder = path.parent
+    if folder != default_dir():
         return
+    now = time.monotonic()
+    last = _pruned.get(folder)
+    if last is not None and now - last < PRUNE_EVERY_S:
+        return
+    _pruned[folder] = now
     with contextlib.suppress(OSError, AgentcellError):
-        clean(path.parent, exclude={run_id})
+        clean(folder, exclude={run_id})
 
 
 def describe(files: list[JournalFile], *, folder: Path | None = None) -> str:

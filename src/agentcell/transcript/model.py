@@ -24,20 +24,30 @@ Item = dict[str, Any]
 """One thing in a round (or at run level), keyed as in the canonical JSON; `round` is internal."""
 
 
+CHUNK = 1024
+"""Small pieces are joined into one string every this many, so a long answer holds chunks, not a
+string object per token (~50 bytes of overhead each), and no join copies more than a chunk."""
+
+
 class Pieces:
     """Text that grows by appending: kept as pieces and joined when read (never copied per token)."""
 
-    __slots__ = ("_parts",)
+    __slots__ = ("_parts", "_small")
 
     def __init__(self, text: str = "") -> None:
         self._parts = [text] if text else []
+        self._small = 0
 
     def append(self, text: str) -> None:
         self._parts.append(text)
+        self._small += 1
+        if self._small >= CHUNK:  # the last CHUNK pieces become one string: O(1) amortized per piece
+            self._parts[-CHUNK:] = ["".join(self._parts[-CHUNK:])]
+            self._small = 0
 
     def __str__(self) -> str:
         if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
+            self._parts, self._small = ["".join(self._parts)], 0
         return self._parts[0] if self._parts else ""
 
     def __bool__(self) -> bool:

@@ -1,0 +1,196 @@
+"""O(1) work per streamed token and O(new messages) per request, pinned by call counts (issue 18).
+
+No test here measures time. Each counts the calls that used to grow with the answer or the history:
+pydantic-ai snapshots of the whole response (what a token limit handed to pydantic-ai cost per
+event), joins of the answer so far, journal writes, widget messages, `asyncio.Event`s made by the
+run's event log, and the characters the context accounting counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai._parts_manager import ModelResponsePartsManager
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.usage import UsageLimits
+
+from agentcell.engine import complete_async, context, runner, streaming
+from agentcell.engine.compaction import ContextKeeper
+from agentcell.handle import launch
+from agentcell.journal import Journal
+from agentcell.launch import LaunchSpec
+from agentcell.options import RunOptions
+from agentcell.template import compile_template
+from agentcell.widget import AgentWidget
+
+pytestmark = pytest.mark.anyio
+
+TOKENS = 100_000
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.calls = 0
+
+
+def count(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> Counter:
+    """Count calls of `owner.name` (a function, method or property getter), keeping what it does."""
+    counter = Counter()
+    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    if isinstance(original, property):
+        getter = original.fget
+        assert getter is not None
+
+        def counted_get(self: Any) -> Any:
+            counter.calls += 1
+            return getter(self)
+
+        monkeypatch.setattr(owner, name, property(counted_get))
+        return counter
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        counter.calls += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return counter
+
+
+def streaming_model(tokens: int) -> FunctionModel:
+    async def fn(_messages: list[Any], _info: AgentInfo) -> Any:
+        for i in range(tokens):
+            yield f"t{i} "
+
+    return FunctionModel(stream_function=fn)
+
+
+async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    snapshots = count(monkeypatch, ModelResponsePartsManager, "get_parts")
+    shown = count(monkeypatch, streaming.SlotStream, "shown")
+    flushes = count(monkeypatch, Journal, "flush")
+    events_made = Counter()
+
+    class CountedEvent(asyncio.Event):
+        def __init__(self) -> None:
+            events_made.calls += 1
+            super().__init__()
+
+    monkeypatch.setattr(runner, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "Event": CountedEvent}))
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(AgentWidget, "send", lambda self, content, buffers=None: sent.append(content))
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path))
+    # The default ceiling (250,000 output tokens) stays in force: agentcell counts it itself.
+    options = RunOptions(model=streaming_model(TOKENS))
+    handle = launch(LaunchSpec(template=compile_template("Go [[answer]]"), options=options))
+    result = await handle
+
+    assert result.status == "completed"
+    assert result.answer == "".join(f"t{i} " for i in range(TOKENS))
+    # No snapshot of the whole response per token (what a token limit in pydantic-ai cost):
+    assert snapshots.calls <= 10
+    # The answer so far is never re-joined per token:
+    assert shown.calls <= 5
+    # The journal writes in batches (a timer and boundaries), not a row per token; all rows are there.
+    assert flushes.calls <= TOKENS // 100
+    rows = (tmp_path / f"{result.run_id}.jsonl").read_bytes().count(b"\n")
+    assert rows >= TOKENS
+    # The widget sends batches, not a message per token:
+    assert 1 <= len(sent) <= TOKENS // 100
+    delta_text = "".join(e["text"] for m in sent for e in m["events"] if e["kind"] == "token_delta")
+    assert delta_text == result.answer
+    # The widget is fed synchronously: the run's event log made no `asyncio.Event` at all.
+    assert events_made.calls == 0
+    assert json.dumps(handle.widget.final[-1]["answer"]) == json.dumps(result.answer)  # type: ignore[union-attr]
+
+
+async def test_an_async_reader_wakes_per_batch_not_per_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An async reader behind the run reads every event, and the log makes an `asyncio.Event` only per
+    wake-up of a reader that had caught up: never more than one per event."""
+    events_made = Counter()
+
+    class CountedEvent(asyncio.Event):
+        def __init__(self) -> None:
+            events_made.calls += 1
+            super().__init__()
+
+    monkeypatch.setattr(runner, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "Event": CountedEvent}))
+    log = runner.EventLog()
+    from agentcell.events import TokenDelta
+
+    seen: list[str] = []
+
+    async def read() -> None:
+        async for event in log.follow():
+            seen.append(getattr(event, "text", ""))
+            if len(seen) == 1_000:
+                return
+
+    reader = asyncio.create_task(read())
+    for i in range(1_000):
+        log.append(TokenDelta(run_id="r", slot="a", text=str(i)))
+        if i % 100 == 0:
+            await asyncio.sleep(0)  # the reader catches up ten times
+    await reader
+    assert seen == [str(i) for i in range(1_000)]
+    assert events_made.calls <= 11
+
+
+def rounds_model(rounds: int) -> FunctionModel:
+    async def fn(messages: list[Any], _info: AgentInfo) -> Any:
+        k = (len(messages) - 1) // 2
+        if k < rounds:
+            yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"q": f"item {k}"}), tool_call_id=f"c{k}")}
+        else:
+            yield "done"
+
+    return FunctionModel(stream_function=fn)
+
+
+async def lookup(q: str) -> str:
+    """Look q up."""
+    return f"result for {q}"
+
+
+@pytest.mark.parametrize("rounds", [50, 200])
+async def test_context_accounting_counts_each_message_once_per_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rounds: int
+) -> None:
+    """200 tool rounds: the context accounting looks at each message about once, not once per request
+    (which was O(n²) per run: 40,601 part counts for 201 requests)."""
+    parts = count(monkeypatch, context, "_part_chars")
+    views = count(monkeypatch, ContextKeeper, "view")
+    result = await complete_async(
+        "Go [[answer|use_tools]]", model=rounds_model(rounds), tools=[lookup], journal=tmp_path,
+        limits=UsageLimits(request_limit=rounds + 5, tool_calls_limit=rounds + 5),
+    )
+    assert result.status == "completed" and result.usage.tool_calls == rounds
+    messages = len(result.messages)  # 2 per round, plus the prompt and the answer
+    assert views.calls == rounds + 1  # one per request
+    assert parts.calls <= 2 * messages  # each message's parts counted once (the response's twice, for the gauge)
+
+
+async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event() -> None:
+    """The run's log stores runs of text deltas as joined chunks (memory O(text), not an object per
+    token) and makes the events again when read: the same events, in order, by index and by iteration."""
+    from agentcell.engine import start_run
+    from agentcell.events import TokenDelta
+
+    run = start_run("Go [[answer]]", model=streaming_model(3_000), journal=False)
+    followed = [e async for e in run.events()]
+    await run
+    events = run.events_so_far
+    assert events == tuple(followed)
+    deltas = [e for e in events if isinstance(e, TokenDelta)]
+    assert [d.text for d in deltas] == [f"t{i} " for i in range(3_000)]
+    assert {(d.slot, d.round) for d in deltas} == {("answer", 1)}
+    log = run._log.events
+    assert log[-1] == events[-1] and log[len(log) // 2] == events[len(events) // 2]
+    stored = [item for item in log._items if not hasattr(item, "kind")]
+    assert len(stored) == 1 and len(stored[0].chunks) == 2  # two joined chunks of 1,024, the rest pending
