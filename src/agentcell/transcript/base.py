@@ -111,7 +111,7 @@ class TranscriptState:
 
     def find_tool(self, slot_name: Any, call_id: Any) -> Item | None:
         slot = self.slot(slot_name)
-        for found in reversed(list(slot.rounds.values()) if slot else []):
+        for found in reversed(slot.rounds.values()) if slot else ():
             for it in reversed(found.items):
                 if it["type"] == "tool" and call_id is not MISSING and it["call_id"] == call_id:
                     return it
