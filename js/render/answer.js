@@ -1,7 +1,19 @@
-// A streamed Markdown answer, rendered incrementally: complete blocks are rendered once and kept,
-// only the unfinished last block is re-rendered on each (animation-frame-throttled) update. When the
-// text is final it is rendered once as a whole so cross-block Markdown (lists, references) is exact.
-import { renderMarkdown, stablePrefixLength } from "../markdown.js";
+// A streamed Markdown answer, rendered incrementally to the end: complete top-level blocks are
+// rendered once into chunks and kept; only the open tail is re-rendered per (animation-frame-throttled)
+// update. When the answer is final its tail is split into blocks the same way, so the final render
+// touches only the tail. The two things a block's rendering can depend on beyond itself:
+// - reference links: a chunk is rendered knowing every link definition committed so far; when a new
+//   definition arrives, only the chunks that could use its label (by `refKey`) are rendered again;
+// - raw HTML left open (`<div>` … `</div>` across blocks): such blocks are kept together in one chunk
+//   (or in the tail) until the element is closed, so the HTML parser sees them as one piece.
+// The result equals one render of the whole text (js/answer-incremental.test.js checks split points).
+import { completeBlocks, htmlDepth, htmlToFragment, lexMarkdown, refKey, tokensToHtml } from "../markdown.js";
+
+function chunkElement() {
+  const el = document.createElement("div");
+  el.className = "agentcell-md-chunk";
+  return el;
+}
 
 export class AnswerView {
   constructor(el) {
@@ -11,46 +23,112 @@ export class AnswerView {
 
   reset() {
     this.el.replaceChildren();
-    this.covered = ""; // text rendered into stable chunks
+    this.committed = ""; // the text rendered into chunks (a prefix of the text)
+    this.chunks = []; // {el, src, key (refKey of src, when it has a "["), known (labels known when rendered), renders}
+    this.links = Object.create(null); // link definitions in the committed text (first one wins)
+    this.labels = []; // their keys, in the order they were committed
     this.tail = document.createElement("div");
     this.tail.className = "agentcell-md-tail";
     this.el.append(this.tail);
     this.text = null;
     this.final = false;
-    this.renders = 0; // how many markdown renders happened (tests / perf)
+    // Work done, for tests and benchmarks: markdown renders and the characters they covered.
+    this.stats = { chunkRenders: 0, chunkChars: 0, tailRenders: 0, tailChars: 0, rerenders: 0 };
+  }
+
+  /** markdown renders so far (chunks, re-rendered chunks and tails) */
+  get renders() {
+    return this.stats.chunkRenders + this.stats.tailRenders + this.stats.rerenders;
   }
 
   update(text, final) {
     text = String(text ?? "");
     if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
+    final = Boolean(final);
     if (text === this.text && final === this.final) return;
-    if (final) {
-      this.el.replaceChildren(renderMarkdown(text));
-      this.renders++;
-      this.text = text;
-      this.final = true;
-      this.covered = null;
+    // A final answer's last blocks were committed as complete; text that changes after that, or that
+    // no longer starts with what was committed (a retraction), starts over.
+    if (this.final || !text.startsWith(this.committed)) this.reset();
+    const known = this.labels.length;
+    this.commit(completeBlocks(text.slice(this.committed.length), final));
+    const rest = text.slice(this.committed.length);
+    const tokens = rest ? lexMarkdown(rest, this.links) : null;
+    // A final tail (raw HTML never closed) is final too: its link definitions count for every chunk.
+    if (final && tokens) this.learn(tokens.links, Object.keys(tokens.links));
+    if (this.labels.length > known) this.rerenderReferences(known);
+    this.renderTail(rest, tokens);
+    this.text = text;
+    this.final = final;
+  }
+
+  /** Render complete blocks into chunks; blocks that leave raw HTML open wait for the one closing it. */
+  commit(blocks) {
+    const links = Object.assign(Object.create(null), this.links);
+    const depth = new Map();
+    let src = "";
+    let html = "";
+    let fresh = [];
+    let known = 0; // labels the group's first block was lexed with
+    for (const block of blocks) {
+      const tokens = lexMarkdown(block, links);
+      for (const label of Object.keys(tokens.links)) {
+        if (!(label in links)) {
+          links[label] = tokens.links[label];
+          fresh.push(label);
+        }
+      }
+      if (!src) known = this.labels.length + fresh.length;
+      src += block;
+      html += tokensToHtml(tokens);
+      if (htmlDepth(tokens, depth).size > 0) continue;
+      this.addChunk(src, html, known);
+      this.learn(links, fresh);
+      src = html = "";
+      fresh = [];
+    }
+  }
+
+  /** Keep the definitions of `labels` (from `links`) that are new: the first definition wins. */
+  learn(links, labels) {
+    for (const label of labels) {
+      if (label in this.links) continue;
+      this.links[label] = links[label];
+      this.labels.push(label);
+    }
+  }
+
+  addChunk(src, html, known) {
+    const el = chunkElement();
+    el.append(htmlToFragment(html, src));
+    this.el.insertBefore(el, this.tail);
+    this.chunks.push({ el, src, key: src.includes("[") ? refKey(src) : null, known, renders: 1 });
+    this.committed += src;
+    this.stats.chunkRenders++;
+    this.stats.chunkChars += src.length;
+  }
+
+  /** New link definitions from label index `from` on: render again the chunks that could refer to them. */
+  rerenderReferences(from) {
+    const keys = this.labels.map(refKey);
+    for (const chunk of this.chunks) {
+      if (chunk.key === null || chunk.known >= keys.length) continue;
+      const start = Math.max(chunk.known, from);
+      if (keys.slice(start).some((k) => chunk.key.includes(k))) {
+        chunk.el.replaceChildren(htmlToFragment(tokensToHtml(lexMarkdown(chunk.src, this.links)), chunk.src));
+        chunk.renders++;
+        this.stats.rerenders++;
+      }
+      chunk.known = keys.length;
+    }
+  }
+
+  renderTail(rest, tokens) {
+    if (!rest) {
+      this.tail.replaceChildren();
       return;
     }
-    if (this.final || this.covered === null || !text.startsWith(this.covered)) this.reset();
-    const stable = stablePrefixLength(text.slice(this.covered.length));
-    if (stable > 0) {
-      const end = this.covered.length + stable;
-      const chunk = document.createElement("div");
-      chunk.className = "agentcell-md-chunk";
-      chunk.append(renderMarkdown(text.slice(this.covered.length, end)));
-      this.renders++;
-      this.el.insertBefore(chunk, this.tail);
-      this.covered = text.slice(0, end);
-    }
-    const rest = text.slice(this.covered.length);
-    if (rest) {
-      this.tail.replaceChildren(renderMarkdown(rest));
-      this.renders++;
-    } else {
-      this.tail.replaceChildren();
-    }
-    this.text = text;
-    this.final = false;
+    this.tail.replaceChildren(htmlToFragment(tokensToHtml(tokens), rest));
+    this.stats.tailRenders++;
+    this.stats.tailChars += rest.length;
   }
 }
