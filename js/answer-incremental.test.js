@@ -205,3 +205,43 @@ describe("incremental Markdown: work per update (call counts, no durations)", ()
     expect(view.renders).toBe(renders);
   });
 });
+
+describe("a view that opens on a long answer renders it a slice per task", () => {
+  const text = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} uses [ref ${i % 7}] and *emphasis*.\n\n`).join("") +
+    Array.from({ length: 7 }, (_, i) => `[ref ${i}]: https://example.org/${i}\n`).join("");
+
+  it("no task renders more than a slice (plus one block), and the end result equals one full render", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn) });
+    const chars = () => view.stats.chunkChars + view.stats.tailChars + view.stats.rerenderChars;
+    let before = chars();
+    view.update(text, true);
+    const perTask = [chars() - before];
+    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(true);
+    while (queue.length) {
+      before = chars();
+      queue.shift()();
+      perTask.push(chars() - before);
+    }
+    expect(perTask.length).toBeGreaterThan(text.length / 2000 - 1);
+    // a slice of new blocks, then (once the definitions at the end arrive) a slice of chunks to render again
+    expect(Math.max(...perTask)).toBeLessThanOrEqual(2 * 2000);
+    expect(view.stats.rerenders).toBe(400);
+    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(false);
+    // the definitions at the very end re-render the chunks that use them, once they are reached
+    expect(shownHtml(el)).toBe(fullHtml(text));
+  });
+
+  it("a deferred slice of a replaced text does nothing", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn) });
+    view.update(text, false);
+    view.update("something else", false);
+    const renders = view.renders;
+    while (queue.length) queue.shift()();
+    expect(view.renders).toBe(renders);
+    expect(shownHtml(el)).toBe(fullHtml("something else"));
+  });
+});

@@ -37,6 +37,8 @@ let purifierOk = null;
 function getPurifier() {
   if (purifier) return purifier;
   purifier = DOMPurify(globalThis.window);
+  // Parsed once: sanitize(html, cfg) would rebuild the allow-lists on every call (one per chunk).
+  purifier.setConfig({ ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
   purifier.addHook("afterSanitizeAttributes", (node) => {
     const tag = node.nodeName;
     if (tag === "A" || tag === "AREA") {
@@ -69,7 +71,7 @@ export function sanitizerWorks() {
   try {
     const p = getPurifier();
     if (p.isSupported) {
-      const frag = p.sanitize(CANARY, { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
+      const frag = p.sanitize(CANARY);
       const div = document.createElement("div");
       div.append(frag);
       purifierOk =
@@ -97,7 +99,7 @@ function plainFragment(text) {
 /** Sanitize an HTML string into a DocumentFragment of the current document. */
 export function sanitizeToFragment(html) {
   if (!sanitizerWorks()) return plainFragment(html);
-  const frag = getPurifier().sanitize(String(html ?? ""), { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
+  const frag = getPurifier().sanitize(String(html ?? ""));
   // Remote images become links (the <img> has no src by now, so nothing was fetched).
   for (const img of frag.querySelectorAll(`img[${BLOCKED_IMG}]`)) {
     const a = document.createElement("a");

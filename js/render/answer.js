@@ -9,6 +9,9 @@
 // The result equals one render of the whole text (js/answer-incremental.test.js checks split points).
 import { completeBlocks, htmlDepth, htmlToFragment, lexMarkdown, refKey, tokensToHtml } from "../markdown.js";
 
+/** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
+export const ANSWER_SLICE = 6000;
+
 function chunkElement() {
   const el = document.createElement("div");
   el.className = "agentcell-md-chunk";
@@ -16,24 +19,36 @@ function chunkElement() {
 }
 
 export class AnswerView {
-  constructor(el) {
+  /**
+   * `slice` and `defer`: a view that opens on a long answer (a snapshot, a saved notebook, a view
+   * opened late) has no chunks yet. With `defer` (e.g. a zero timeout), it renders at most `slice`
+   * characters of complete blocks per task and defers the rest, so no single task renders the whole
+   * answer; without it, everything is rendered at once.
+   */
+  constructor(el, { slice = Infinity, defer = null } = {}) {
     this.el = el; // .agentcell-markdown
+    this.slice = slice;
+    this.defer = defer;
+    this.generation = 0;
     this.reset();
   }
 
   reset() {
+    this.generation++; // a deferred catch-up of an earlier text does nothing
+    this.behind = false;
     this.el.replaceChildren();
     this.committed = ""; // the text rendered into chunks (a prefix of the text)
     this.chunks = []; // {el, src, key (refKey of src, when it has a "["), known (labels known when rendered), renders}
     this.links = Object.create(null); // link definitions in the committed text (first one wins)
     this.labels = []; // their keys, in the order they were committed
+    this.stale = []; // chunks to render again (a link definition they may use arrived)
     this.tail = document.createElement("div");
     this.tail.className = "agentcell-md-tail";
     this.el.append(this.tail);
     this.text = null;
     this.final = false;
     // Work done, for tests and benchmarks: markdown renders and the characters they covered.
-    this.stats = { chunkRenders: 0, chunkChars: 0, tailRenders: 0, tailChars: 0, rerenders: 0 };
+    this.stats = { chunkRenders: 0, chunkChars: 0, tailRenders: 0, tailChars: 0, rerenders: 0, rerenderChars: 0 };
   }
 
   /** markdown renders so far (chunks, re-rendered chunks and tails) */
@@ -49,16 +64,39 @@ export class AnswerView {
     // A final answer's last blocks were committed as complete; text that changes after that, or that
     // no longer starts with what was committed (a retraction), starts over.
     if (this.final || !text.startsWith(this.committed)) this.reset();
-    const known = this.labels.length;
-    this.commit(completeBlocks(text.slice(this.committed.length), final));
-    const rest = text.slice(this.committed.length);
-    const tokens = rest ? lexMarkdown(rest, this.links) : null;
-    // A final tail (raw HTML never closed) is final too: its link definitions count for every chunk.
-    if (final && tokens) this.learn(tokens.links, Object.keys(tokens.links));
-    if (this.labels.length > known) this.rerenderReferences(known);
-    this.renderTail(rest, tokens);
     this.text = text;
     this.final = final;
+    this.step();
+  }
+
+  /** Render what changed since the last step (or, when far behind, the next slice of it). */
+  step() {
+    const known = this.labels.length;
+    const rest = this.text.slice(this.committed.length);
+    const behind = rest.length > this.slice && this.defer !== null && this.commitSlice(rest);
+    if (!behind) this.commit(completeBlocks(rest, this.final));
+    const open = this.text.slice(this.committed.length);
+    const tokens = open && !behind ? lexMarkdown(open, this.links) : null;
+    // A final tail (raw HTML never closed) is final too: its link definitions count for every chunk.
+    if (this.final && tokens) this.learn(tokens.links, Object.keys(tokens.links));
+    if (this.labels.length > known) this.markReferences(known);
+    this.renderStale();
+    this.renderTail(behind ? "" : open, tokens);
+    this.tail.toggleAttribute("data-pending", behind); // the rest is not shown yet
+    this.behind = behind || this.stale.length > 0;
+    if (this.behind) {
+      const generation = this.generation;
+      this.defer(() => {
+        if (this.generation === generation && this.behind) this.step();
+      });
+    }
+  }
+
+  /** Commit the complete blocks within the next `slice` characters; false if that made no progress. */
+  commitSlice(rest) {
+    const before = this.committed.length;
+    this.commit(completeBlocks(rest.slice(0, this.slice), false));
+    return this.committed.length > before;
   }
 
   /** Render complete blocks into chunks; blocks that leave raw HTML open wait for the one closing it. */
@@ -101,24 +139,37 @@ export class AnswerView {
     const el = chunkElement();
     el.append(htmlToFragment(html, src));
     this.el.insertBefore(el, this.tail);
-    this.chunks.push({ el, src, key: src.includes("[") ? refKey(src) : null, known, renders: 1 });
+    this.chunks.push({ el, src, key: src.includes("[") ? refKey(src) : null, known, renders: 1, stale: false });
     this.committed += src;
     this.stats.chunkRenders++;
     this.stats.chunkChars += src.length;
   }
 
-  /** New link definitions from label index `from` on: render again the chunks that could refer to them. */
-  rerenderReferences(from) {
+  /** New link definitions from label index `from` on: the chunks that could refer to them are stale. */
+  markReferences(from) {
     const keys = this.labels.map(refKey);
     for (const chunk of this.chunks) {
       if (chunk.key === null || chunk.known >= keys.length) continue;
       const start = Math.max(chunk.known, from);
-      if (keys.slice(start).some((k) => chunk.key.includes(k))) {
-        chunk.el.replaceChildren(htmlToFragment(tokensToHtml(lexMarkdown(chunk.src, this.links)), chunk.src));
-        chunk.renders++;
-        this.stats.rerenders++;
+      if (!chunk.stale && keys.slice(start).some((k) => chunk.key.includes(k))) {
+        chunk.stale = true;
+        this.stale.push(chunk);
       }
       chunk.known = keys.length;
+    }
+  }
+
+  /** Render stale chunks again (at most a slice of them per task when deferring). */
+  renderStale() {
+    let budget = this.defer === null ? Infinity : this.slice;
+    while (this.stale.length > 0 && budget > 0) {
+      const chunk = this.stale.shift();
+      chunk.el.replaceChildren(htmlToFragment(tokensToHtml(lexMarkdown(chunk.src, this.links)), chunk.src));
+      chunk.stale = false;
+      chunk.renders++;
+      budget -= chunk.src.length;
+      this.stats.rerenders++;
+      this.stats.rerenderChars += chunk.src.length;
     }
   }
 
