@@ -373,7 +373,7 @@ def stream_cost(page: Any, index: int, tokens: int, *, profile: bool = False, tr
         cdp.send("Tracing.start", {"categories": TRACE_CATEGORIES, "transferMode": "ReturnAsStream"})
     if profile:
         cdp.send("Profiler.enable")
-        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+        cdp.send("Profiler.setSamplingInterval", {"interval": 1000})
         cdp.send("Profiler.start")
     out["widget"] = observe(
         page, cdp, lambda: labmod.run_cell(page, index),

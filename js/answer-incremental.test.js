@@ -3,7 +3,7 @@
 // work to O(new text) — no durations.
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./markdown.js";
-import { AnswerView } from "./render/answer.js";
+import { AnswerView, CHUNKS_PER_GROUP } from "./render/answer.js";
 
 /** Small seeded PRNG (mulberry32), so a failure names its seed and reproduces. */
 function rng(seed) {
@@ -94,7 +94,7 @@ function fullHtml(text) {
 /** What the view shows, chunk wrappers taken away. */
 function shownHtml(el) {
   let html = "";
-  for (const child of el.children) html += child.innerHTML;
+  for (const child of el.querySelectorAll(".agentcell-md-chunk, .agentcell-md-tail")) html += child.innerHTML;
   return normalize(html);
 }
 
@@ -180,6 +180,7 @@ describe("incremental Markdown: work per update (call counts, no durations)", ()
     view.update(text, true);
     const blocks = 5 * sections.length;
     expect(view.chunks).toHaveLength(blocks);
+    expect(el.querySelectorAll(".agentcell-md-group")).toHaveLength(Math.ceil(blocks / CHUNKS_PER_GROUP));
     expect(view.chunks.every((c) => c.renders === 1)).toBe(true);
     expect(view.stats.chunkRenders).toBe(blocks);
     expect(view.stats.chunkChars).toBe(text.length); // every character rendered into a chunk exactly once

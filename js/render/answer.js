@@ -12,6 +12,13 @@ import { completeBlocks, htmlDepth, htmlToFragment, lexMarkdown, refKey, tokensT
 /** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
 export const ANSWER_SLICE = 6000;
 
+/**
+ * Chunks per group. Groups, not chunks, carry `content-visibility: auto` (widget.css): Chromium checks
+ * every such element against the viewport on each frame, and at one per chunk (2,500 in a 50,000-token
+ * answer) that check alone grew past 20 ms a frame.
+ */
+export const CHUNKS_PER_GROUP = 64;
+
 function chunkElement() {
   const el = document.createElement("div");
   el.className = "agentcell-md-chunk";
@@ -42,6 +49,7 @@ export class AnswerView {
     this.links = Object.create(null); // link definitions in the committed text (first one wins)
     this.labels = []; // their keys, in the order they were committed
     this.stale = []; // chunks to render again (a link definition they may use arrived)
+    this.group = null; // the group new chunks go into
     this.tail = document.createElement("div");
     this.tail.className = "agentcell-md-tail";
     this.el.append(this.tail);
@@ -138,7 +146,12 @@ export class AnswerView {
   addChunk(src, html, known) {
     const el = chunkElement();
     el.append(htmlToFragment(html, src));
-    this.el.insertBefore(el, this.tail);
+    if (this.group === null || this.group.childElementCount >= CHUNKS_PER_GROUP) {
+      this.group = document.createElement("div");
+      this.group.className = "agentcell-md-group";
+      this.el.insertBefore(this.group, this.tail);
+    }
+    this.group.append(el);
     this.chunks.push({ el, src, key: src.includes("[") ? refKey(src) : null, known, renders: 1, stale: false });
     this.committed += src;
     this.stats.chunkRenders++;
