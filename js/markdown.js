@@ -10,7 +10,7 @@
 // - images: only inline raster data: URLs load. A remote image would fetch a URL the model chose
 //   (a way to leak data after a prompt injection), so it becomes a plain link instead.
 // - id/name are prefixed (DOM clobbering of the host page).
-import { Marked } from "marked";
+import { Lexer, Marked, Parser } from "marked";
 import DOMPurify from "dompurify";
 
 const SAFE_HREF = /^(?:https?:|mailto:|#)/i;
@@ -37,6 +37,8 @@ let purifierOk = null;
 function getPurifier() {
   if (purifier) return purifier;
   purifier = DOMPurify(globalThis.window);
+  // Parsed once: sanitize(html, cfg) would rebuild the allow-lists on every call (one per chunk).
+  purifier.setConfig({ ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
   purifier.addHook("afterSanitizeAttributes", (node) => {
     const tag = node.nodeName;
     if (tag === "A" || tag === "AREA") {
@@ -69,7 +71,7 @@ export function sanitizerWorks() {
   try {
     const p = getPurifier();
     if (p.isSupported) {
-      const frag = p.sanitize(CANARY, { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
+      const frag = p.sanitize(CANARY);
       const div = document.createElement("div");
       div.append(frag);
       purifierOk =
@@ -97,7 +99,7 @@ function plainFragment(text) {
 /** Sanitize an HTML string into a DocumentFragment of the current document. */
 export function sanitizeToFragment(html) {
   if (!sanitizerWorks()) return plainFragment(html);
-  const frag = getPurifier().sanitize(String(html ?? ""), { ...PURIFY_CONFIG, RETURN_DOM_FRAGMENT: true });
+  const frag = getPurifier().sanitize(String(html ?? ""));
   // Remote images become links (the <img> has no src by now, so nothing was fetched).
   for (const img of frag.querySelectorAll(`img[${BLOCKED_IMG}]`)) {
     const a = document.createElement("a");
@@ -149,24 +151,107 @@ export function renderMarkdown(text) {
  * How much of streaming Markdown is complete blocks that more text cannot change: the top-level blocks
  * (marked's lexer) before the last one, counting only complete lines (a partial line such as "-" or "`"
  * could still turn into something that joins the block above). That prefix is rendered once; only the
- * rest is re-rendered per frame. (Reference-style link definitions that arrive later are picked up by
- * the single full render when the answer is final.)
+ * rest is re-rendered per frame.
  */
 export function stablePrefixLength(text) {
-  const end = text.lastIndexOf("\n") + 1;
-  if (end === 0) return 0;
-  const complete = text.slice(0, end);
+  return completeBlocks(text, false).reduce((n, raw) => n + raw.length, 0);
+}
+
+/**
+ * The top-level blocks of `src` that more text cannot change, as raw source pieces (each with the
+ * blank lines after it). With `final`, every block. A CommonMark block, once the next block has
+ * started, cannot be re-opened, so the pieces render alone to what they render to in the whole text —
+ * except for link references (handled by `lexMarkdown`'s `links`) and raw HTML left open (see
+ * `htmlDepth`). Block lexing only (no inline pass): this runs on the open tail every frame.
+ */
+export function completeBlocks(src, final) {
+  const end = final ? src.length : src.lastIndexOf("\n") + 1;
+  if (end === 0) return [];
+  const complete = src.slice(0, end);
   let tokens;
   try {
-    tokens = marked.lexer(complete);
+    tokens = new Lexer(marked.defaults).blockTokens(complete, []);
   } catch {
-    return 0;
+    return [];
   }
-  let k = tokens.length - 1;
-  while (k >= 0 && tokens[k].type === "space") k--;
-  if (k <= 0) return 0;
-  let n = 0;
-  for (let i = 0; i < k; i++) n += tokens[i].raw.length;
+  let k = tokens.length;
+  if (!final) {
+    k -= 1;
+    while (k >= 0 && tokens[k].type === "space") k--;
+  }
+  const pieces = [];
+  for (let i = 0; i < k; i++) {
+    if (tokens[i].type === "space" && pieces.length > 0) pieces[pieces.length - 1] += tokens[i].raw;
+    else pieces.push(tokens[i].raw);
+  }
   // The lexer's raw pieces concatenate to its input; if that ever fails, do not split.
-  return complete.startsWith(tokens.slice(0, k).map((t) => t.raw).join("")) ? n : 0;
+  const joined = pieces.join("");
+  if (!complete.startsWith(joined)) return final ? [src] : [];
+  if (final && joined.length < src.length) pieces.push(src.slice(joined.length));
+  return pieces.filter((p) => p.length > 0);
+}
+
+/**
+ * Lex `src` knowing the link definitions `links` (lowercased label → {href, title}) from the rest of
+ * the text, as one pass over the whole text would (the first definition of a label wins).
+ * `tokens.links` then holds those plus `src`'s own.
+ */
+export function lexMarkdown(src, links) {
+  const lexer = new Lexer(marked.defaults);
+  Object.assign(lexer.tokens.links, links);
+  try {
+    return lexer.lex(src);
+  } catch (err) {
+    console.warn("[agentcell] markdown failed", err);
+    return Object.assign([{ type: "code", raw: src, text: src, codeBlockStyle: "indented" }], { links: lexer.tokens.links });
+  }
+}
+
+/** marked tokens → HTML (not yet sanitized). */
+export function tokensToHtml(tokens) {
+  try {
+    return new Parser(marked.defaults).parse(tokens);
+  } catch (err) {
+    console.warn("[agentcell] markdown failed", err);
+    const div = document.createElement("div");
+    div.textContent = tokens.map((t) => t.raw).join("");
+    return `<pre>${div.innerHTML}</pre>`;
+  }
+}
+
+/** Markdown source already lexed and rendered to HTML → sanitized fragment (plain text if no sanitizer). */
+export function htmlToFragment(html, src) {
+  return sanitizerWorks() ? sanitizeToFragment(html) : plainFragment(src);
+}
+
+const VOID_TAGS = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"]);
+const TAG = /<(\/?)([a-z][a-z0-9-]*)\b[^>]*>/gi;
+
+/**
+ * Raw HTML elements left open by these tokens, added to `depth` (tag → count). An element a block
+ * opens and does not close (`<div>`, `<b>`, `<script>`) changes how the HTML parser reads every block
+ * after it, so such a block is rendered together with the blocks up to the one that closes it.
+ * Conservative on purpose: a tag name that does not balance keeps the rest in one piece.
+ */
+export function htmlDepth(tokens, depth) {
+  marked.walkTokens(tokens, (token) => {
+    if (token.type !== "html") return;
+    for (const m of String(token.raw).replace(/<!--[\s\S]*?-->/g, "").matchAll(TAG)) {
+      const tag = m[2].toLowerCase();
+      if (VOID_TAGS.has(tag)) continue;
+      const n = (depth.get(tag) ?? 0) + (m[1] ? -1 : 1);
+      if (n > 0) depth.set(tag, n);
+      else depth.delete(tag); // a stray end tag is ignored by the HTML parser
+    }
+  });
+  return depth;
+}
+
+/**
+ * A block's text in the form marked looks link labels up by (whitespace collapsed, case folded the way
+ * marked folds it; final sigma folded too, since lower-casing it depends on context): a reference in the
+ * block to the definition with key `k` implies `refKey(block).includes(refKey(k))`.
+ */
+export function refKey(text) {
+  return text.replace(/\s+/g, " ").toLowerCase().toUpperCase().toLowerCase().replace(/\u03c2/g, "\u03c3");
 }

@@ -56,6 +56,24 @@ describe("sanitizer", () => {
     expect(globalThis.__pwned).toBeUndefined();
   });
 
+  it(`neutralises the ${PAYLOADS.length} payloads streamed into the incremental answer view, at every step`, async () => {
+    for (const p of PAYLOADS) {
+      const text = `Intro **text** [ref]\n\n${p}\n\nmiddle ${p} end\n\n- item ${p}\n\n[ref]: javascript:globalThis.__pwned=1\n`;
+      const div = document.createElement("div");
+      document.body.append(div);
+      const view = new AnswerView(div);
+      for (let end = 1; end <= text.length; end += 7) {
+        view.update(text.slice(0, end), false);
+        assertInert(div);
+      }
+      view.update(text, true);
+      assertInert(div);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    for (const a of document.querySelectorAll("a")) a.click?.();
+    expect(globalThis.__pwned).toBeUndefined();
+  }, 60_000);
+
   it("keeps ordinary Markdown: emphasis, code, lists, tables, safe links", () => {
     const div = render("# Title\n\n**b** _i_ `code`\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n[ok](https://example.org/a?b=1) <mailto:x@y.z>\n\n```py\nprint(1)\n```", true);
     expect(div.querySelector("h1").textContent).toBe("Title");
@@ -130,9 +148,16 @@ describe("incremental Markdown", () => {
     const renders = view.renders;
     view.update(text + "tail", false);
     expect(view.renders - renders).toBe(1); // only the tail
+    const before = { ...view.stats };
+    const committed = el.querySelectorAll(".agentcell-md-chunk").length;
+    expect(committed).toBe(49); // paragraph 49 is the last block of the complete lines: still open
     view.update(text + "tail", true);
     expect(el.querySelectorAll("p")).toHaveLength(51);
-    expect(el.querySelector(".agentcell-md-chunk")).toBeNull();
+    // The final render keeps every chunk and renders only the open blocks: paragraph 49 and "tail".
+    expect(el.querySelectorAll(".agentcell-md-chunk")).toHaveLength(committed + 2);
+    expect(view.stats.chunkRenders - before.chunkRenders).toBe(2);
+    expect(view.stats.chunkChars - before.chunkChars).toBe(paragraphs[49].length + "tail".length);
+    expect(view.stats.tailRenders).toBe(before.tailRenders);
   });
 
   it("starts over when the text is replaced (retraction)", () => {

@@ -105,7 +105,7 @@ def test_static_html_shows_every_part_of_the_run(run_events: tuple[list[WireEven
 
 def test_static_answer_is_rendered_markdown_like_the_live_view(run_events: tuple[list[WireEvent], RunResult]) -> None:
     markup = render_html(run_events[0])
-    assert "<h2>Result</h2>" in markup
+    assert '<h2 class="jp-toc-ignore">Result</h2>' in markup  # not listed in JupyterLab's table of contents
     assert "<strong>Dr Ada</strong> leads" in markup
     # Raw HTML in the answer stays text: the model's link and style are shown, not made.
     assert "&lt;a href=&quot;javascript:alert(1)&quot;&gt;x&lt;/a&gt;" in markup

@@ -1,56 +1,198 @@
-// A streamed Markdown answer, rendered incrementally: complete blocks are rendered once and kept,
-// only the unfinished last block is re-rendered on each (animation-frame-throttled) update. When the
-// text is final it is rendered once as a whole so cross-block Markdown (lists, references) is exact.
-import { renderMarkdown, stablePrefixLength } from "../markdown.js";
+// A streamed Markdown answer, rendered incrementally to the end: complete top-level blocks are
+// rendered once into chunks and kept; only the open tail is re-rendered per (animation-frame-throttled)
+// update. When the answer is final its tail is split into blocks the same way, so the final render
+// touches only the tail. The two things a block's rendering can depend on beyond itself:
+// - reference links: a chunk is rendered knowing every link definition committed so far; when a new
+//   definition arrives, only the chunks that could use its label (by `refKey`) are rendered again;
+// - raw HTML left open (`<div>` … `</div>` across blocks): such blocks are kept together in one chunk
+//   (or in the tail) until the element is closed, so the HTML parser sees them as one piece.
+// The result equals one render of the whole text (js/answer-incremental.test.js checks split points).
+import { completeBlocks, htmlDepth, htmlToFragment, lexMarkdown, refKey, tokensToHtml } from "../markdown.js";
+
+/** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
+export const ANSWER_SLICE = 6000;
+
+/**
+ * Chunks per group. Groups, not chunks, carry `content-visibility: auto` (widget.css): Chromium checks
+ * every such element against the viewport on each frame, and at one per chunk (2,500 in a 50,000-token
+ * answer) that check alone grew past 20 ms a frame.
+ */
+export const CHUNKS_PER_GROUP = 64;
+
+function chunkElement() {
+  const el = document.createElement("div");
+  el.className = "agentcell-md-chunk";
+  return el;
+}
 
 export class AnswerView {
-  constructor(el) {
+  /**
+   * `slice` and `defer`: a view that opens on a long answer (a snapshot, a saved notebook, a view
+   * opened late) has no chunks yet. With `defer` (e.g. a zero timeout), it renders at most `slice`
+   * characters of complete blocks per task and defers the rest, so no single task renders the whole
+   * answer; without it, everything is rendered at once.
+   */
+  constructor(el, { slice = Infinity, defer = null } = {}) {
     this.el = el; // .agentcell-markdown
+    this.slice = slice;
+    this.defer = defer;
+    this.generation = 0;
     this.reset();
   }
 
   reset() {
+    this.generation++; // a deferred catch-up of an earlier text does nothing
+    this.behind = false;
     this.el.replaceChildren();
-    this.covered = ""; // text rendered into stable chunks
+    this.committed = ""; // the text rendered into chunks (a prefix of the text)
+    this.chunks = []; // {el, src, key (refKey of src, when it has a "["), known (labels known when rendered), renders}
+    this.links = Object.create(null); // link definitions in the committed text (first one wins)
+    this.labels = []; // their keys, in the order they were committed
+    this.stale = []; // chunks to render again (a link definition they may use arrived)
+    this.group = null; // the group new chunks go into
     this.tail = document.createElement("div");
     this.tail.className = "agentcell-md-tail";
     this.el.append(this.tail);
     this.text = null;
     this.final = false;
-    this.renders = 0; // how many markdown renders happened (tests / perf)
+    // Work done, for tests and benchmarks: markdown renders and the characters they covered.
+    this.stats = { chunkRenders: 0, chunkChars: 0, tailRenders: 0, tailChars: 0, rerenders: 0, rerenderChars: 0 };
+  }
+
+  /** markdown renders so far (chunks, re-rendered chunks and tails) */
+  get renders() {
+    return this.stats.chunkRenders + this.stats.tailRenders + this.stats.rerenders;
   }
 
   update(text, final) {
     text = String(text ?? "");
     if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
+    final = Boolean(final);
     if (text === this.text && final === this.final) return;
-    if (final) {
-      this.el.replaceChildren(renderMarkdown(text));
-      this.renders++;
-      this.text = text;
-      this.final = true;
-      this.covered = null;
+    // A final answer's last blocks were committed as complete; text that changes after that, or that
+    // no longer starts with what was committed (a retraction), starts over.
+    if (this.final || !text.startsWith(this.committed)) this.reset();
+    this.text = text;
+    this.final = final;
+    this.step();
+  }
+
+  /** Render what changed since the last step (or, when far behind, the next slice of it). */
+  step() {
+    const known = this.labels.length;
+    const rest = this.text.slice(this.committed.length);
+    const behind = rest.length > this.slice && this.defer !== null && this.commitSlice(rest);
+    if (!behind) this.commit(completeBlocks(rest, this.final));
+    const open = this.text.slice(this.committed.length);
+    const tokens = open && !behind ? lexMarkdown(open, this.links) : null;
+    // A final tail (raw HTML never closed) is final too: its link definitions count for every chunk.
+    if (this.final && tokens) this.learn(tokens.links, Object.keys(tokens.links));
+    if (this.labels.length > known) this.markReferences(known);
+    this.renderStale();
+    this.renderTail(behind ? "" : open, tokens);
+    this.tail.toggleAttribute("data-pending", behind); // the rest is not shown yet
+    this.behind = behind || this.stale.length > 0;
+    if (this.behind) {
+      const generation = this.generation;
+      this.defer(() => {
+        if (this.generation === generation && this.behind) this.step();
+      });
+    }
+  }
+
+  /** Commit the complete blocks within the next `slice` characters; false if that made no progress. */
+  commitSlice(rest) {
+    const before = this.committed.length;
+    this.commit(completeBlocks(rest.slice(0, this.slice), false));
+    return this.committed.length > before;
+  }
+
+  /** Render complete blocks into chunks; blocks that leave raw HTML open wait for the one closing it. */
+  commit(blocks) {
+    const links = Object.assign(Object.create(null), this.links);
+    const depth = new Map();
+    let src = "";
+    let html = "";
+    let fresh = [];
+    let known = 0; // labels the group's first block was lexed with
+    for (const block of blocks) {
+      const tokens = lexMarkdown(block, links);
+      for (const label of Object.keys(tokens.links)) {
+        if (!(label in links)) {
+          links[label] = tokens.links[label];
+          fresh.push(label);
+        }
+      }
+      if (!src) known = this.labels.length + fresh.length;
+      src += block;
+      html += tokensToHtml(tokens);
+      if (htmlDepth(tokens, depth).size > 0) continue;
+      this.addChunk(src, html, known);
+      this.learn(links, fresh);
+      src = html = "";
+      fresh = [];
+    }
+  }
+
+  /** Keep the definitions of `labels` (from `links`) that are new: the first definition wins. */
+  learn(links, labels) {
+    for (const label of labels) {
+      if (label in this.links) continue;
+      this.links[label] = links[label];
+      this.labels.push(label);
+    }
+  }
+
+  addChunk(src, html, known) {
+    const el = chunkElement();
+    el.append(htmlToFragment(html, src));
+    if (this.group === null || this.group.childElementCount >= CHUNKS_PER_GROUP) {
+      this.group = document.createElement("div");
+      this.group.className = "agentcell-md-group";
+      this.el.insertBefore(this.group, this.tail);
+    }
+    this.group.append(el);
+    this.chunks.push({ el, src, key: src.includes("[") ? refKey(src) : null, known, renders: 1, stale: false });
+    this.committed += src;
+    this.stats.chunkRenders++;
+    this.stats.chunkChars += src.length;
+  }
+
+  /** New link definitions from label index `from` on: the chunks that could refer to them are stale. */
+  markReferences(from) {
+    const keys = this.labels.map(refKey);
+    for (const chunk of this.chunks) {
+      if (chunk.key === null || chunk.known >= keys.length) continue;
+      const start = Math.max(chunk.known, from);
+      if (!chunk.stale && keys.slice(start).some((k) => chunk.key.includes(k))) {
+        chunk.stale = true;
+        this.stale.push(chunk);
+      }
+      chunk.known = keys.length;
+    }
+  }
+
+  /** Render stale chunks again (at most a slice of them per task when deferring). */
+  renderStale() {
+    let budget = this.defer === null ? Infinity : this.slice;
+    while (this.stale.length > 0 && budget > 0) {
+      const chunk = this.stale.shift();
+      chunk.el.replaceChildren(htmlToFragment(tokensToHtml(lexMarkdown(chunk.src, this.links)), chunk.src));
+      chunk.stale = false;
+      chunk.renders++;
+      budget -= chunk.src.length;
+      this.stats.rerenders++;
+      this.stats.rerenderChars += chunk.src.length;
+    }
+  }
+
+  renderTail(rest, tokens) {
+    if (!rest) {
+      this.tail.replaceChildren();
       return;
     }
-    if (this.final || this.covered === null || !text.startsWith(this.covered)) this.reset();
-    const stable = stablePrefixLength(text.slice(this.covered.length));
-    if (stable > 0) {
-      const end = this.covered.length + stable;
-      const chunk = document.createElement("div");
-      chunk.className = "agentcell-md-chunk";
-      chunk.append(renderMarkdown(text.slice(this.covered.length, end)));
-      this.renders++;
-      this.el.insertBefore(chunk, this.tail);
-      this.covered = text.slice(0, end);
-    }
-    const rest = text.slice(this.covered.length);
-    if (rest) {
-      this.tail.replaceChildren(renderMarkdown(rest));
-      this.renders++;
-    } else {
-      this.tail.replaceChildren();
-    }
-    this.text = text;
-    this.final = false;
+    this.tail.replaceChildren(htmlToFragment(tokensToHtml(tokens), rest));
+    this.stats.tailRenders++;
+    this.stats.tailChars += rest.length;
   }
 }

@@ -25,6 +25,15 @@ def _link_open(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDic
     return rendered
 
 
+def _heading_open(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    # An answer's headings are not the notebook's: JupyterLab's table of contents skips `jp-toc-ignore`
+    # headings, where it would otherwise list, number and render an entry for each (seconds of main-thread
+    # work for the 640 headings of a 50,000-token answer, see BENCHMARKS.md §4).
+    tokens[idx].attrSet("class", "jp-toc-ignore")
+    rendered: str = self.renderToken(tokens, idx, options, env)
+    return rendered
+
+
 def _image(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     token = tokens[idx]
     src = html.escape(str(token.attrGet("src") or ""), quote=True)
@@ -38,6 +47,7 @@ def _parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image)
+    md.add_render_rule("heading_open", _heading_open)
     return md
 
 

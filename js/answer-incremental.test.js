@@ -1,0 +1,248 @@
+// The incremental answer renderer (js/render/answer.js) against one render of the whole text:
+// property-style over seeded random documents and random split points, plus call counts that pin the
+// work to O(new text) — no durations.
+import { describe, expect, it } from "vitest";
+import { renderMarkdown } from "./markdown.js";
+import { AnswerView, CHUNKS_PER_GROUP } from "./render/answer.js";
+
+/** Small seeded PRNG (mulberry32), so a failure names its seed and reproduces. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const BLOCKS = [
+  "# Heading *one*",
+  "Setext heading\n===",
+  "A paragraph with *emphasis*, **strong**, `code` and a [link](https://example.org/x).",
+  "Uses [the ref][Ref One], [ref two], [Missing] and ![an image][ref one].",
+  '[ref one]: https://example.org/one "Title"',
+  "[Ref  Two]: <https://example.org/two>",
+  "[REF ONE]: https://example.org/duplicate-loses",
+  "- item one\n- item two\n  continued\n- item three",
+  "1. first\n2. second\n\n3. loose third",
+  "- [x] done\n- [ ] todo",
+  "* nested\n  - inner a\n  - inner b\n* outer",
+  "```python\ndef f():\n\n    return [ref one]\n```",
+  "~~~\nno lang, *not emphasis*\n~~~",
+  "    indented code\n    more",
+  "| a | b |\n|---|:-:|\n| 1 | 2 |\n| 3 | **4** [ref two] |",
+  "> quote line\ncontinued lazily\n> > nested [ref one]",
+  "---",
+  "Half-written **emphasis and `code",
+  "Half *open",
+  "Inline <b>html</b> and <sup>2</sup> here.",
+  "<div>\n\nInside a *div*.\n\n</div>",
+  "Stray <i>italic opens here",
+  "<!-- a comment -->",
+  "Text with trailing spaces  \nhard break",
+  "Auto link https://example.org/auto and <mailto:a@b.c>.",
+  "[ref two]",
+  "Σίσυφος [ΣΊΣΥΦΟΣ] and [Straße]",
+  "[σίσυφος]: https://example.org/sigma",
+  "[STRASSE]: https://example.org/strasse",
+  "> [quoted def]: https://example.org/q\n\n[Quoted Def]",
+];
+const SEPARATORS = ["\n\n", "\n\n", "\n\n", "\n", "\n\n\n"];
+
+function documentFor(rand, blocks) {
+  const n = 4 + Math.floor(rand() * 14);
+  let text = "";
+  for (let i = 0; i < n; i++) {
+    text += blocks[Math.floor(rand() * blocks.length)];
+    text += i === n - 1 && rand() < 0.5 ? "" : SEPARATORS[Math.floor(rand() * SEPARATORS.length)];
+  }
+  return text;
+}
+
+function splitPoints(rand, text) {
+  const cuts = [];
+  let i = 0;
+  while (i < text.length) {
+    i += 1 + Math.floor(rand() * (rand() < 0.3 ? 3 : 40));
+    cuts.push(Math.min(i, text.length));
+  }
+  return cuts;
+}
+
+const BLOCK_TAG = /\s*(<\/?(?:p|h[1-6]|ul|ol|li|pre|table|thead|tbody|tr|td|th|blockquote|hr|div|br)\b[^>]*>)\s*/g;
+
+/**
+ * HTML with the whitespace that does not render taken out: runs of whitespace next to a block-level
+ * tag (the sanitizer keeps or drops the newline between two blocks depending on where the fragment it
+ * parses starts). Whitespace inside <pre> is left exactly as it is.
+ */
+function normalize(html) {
+  return html
+    .split(/(<pre\b[\s\S]*?<\/pre>)/)
+    .map((part, i) => (i % 2 ? part : part.replace(/\s+/g, " ").replace(BLOCK_TAG, "$1")))
+    .join("")
+    .trim();
+}
+
+function fullHtml(text) {
+  const div = document.createElement("div");
+  div.append(renderMarkdown(text));
+  return normalize(div.innerHTML);
+}
+
+/** What the view shows, chunk wrappers taken away. */
+function shownHtml(el) {
+  let html = "";
+  for (const child of el.querySelectorAll(".agentcell-md-chunk, .agentcell-md-tail")) html += child.innerHTML;
+  return normalize(html);
+}
+
+function stream(text, cuts, { check } = {}) {
+  const el = document.createElement("div");
+  const view = new AnswerView(el);
+  for (const cut of cuts) {
+    view.update(text.slice(0, cut), false);
+    if (check) check(text.slice(0, cut), el);
+  }
+  view.update(text, true);
+  return { el, view };
+}
+
+describe("incremental Markdown equals one render of the whole text", () => {
+  it("for 120 random documents, each streamed at random split points", () => {
+    for (let seed = 1; seed <= 120; seed++) {
+      const rand = rng(seed);
+      const text = documentFor(rand, BLOCKS);
+      const { el } = stream(text, splitPoints(rand, text));
+      expect(shownHtml(el), `seed ${seed}: ${JSON.stringify(text)}`).toBe(fullHtml(text));
+    }
+  }, 120_000);
+
+  it("at every step of the stream too, while no link definition is still open", () => {
+    const noDefs = BLOCKS.filter((b) => !/\]:/.test(b));
+    for (let seed = 1000; seed < 1020; seed++) {
+      const rand = rng(seed);
+      const text = documentFor(rand, noDefs);
+      const check = (prefix, el) => expect(shownHtml(el), `seed ${seed} at ${prefix.length}: ${JSON.stringify(prefix)}`).toBe(fullHtml(prefix));
+      stream(text, splitPoints(rand, text), { check });
+    }
+  }, 120_000);
+
+  it("one character at a time, and in one piece", () => {
+    const text = BLOCKS.join("\n\n");
+    const cuts = Array.from({ length: text.length }, (_, i) => i + 1);
+    expect(shownHtml(stream(text, cuts).el)).toBe(fullHtml(text));
+    expect(shownHtml(stream(text, []).el)).toBe(fullHtml(text));
+  });
+
+  it("a definition after its use renders only the chunks that use it again", () => {
+    const filler = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} with a [link](https://example.org/${i}).\n\n`).join("");
+    const text = `Intro uses [the spec].\n\n${filler}Closing words.\n\n[The  Spec]: https://example.org/spec\n`;
+    const { el, view } = stream(text, splitPoints(rng(7), text));
+    expect(shownHtml(el)).toBe(fullHtml(text));
+    expect(el.querySelector('a[href="https://example.org/spec"]').textContent).toBe("the spec");
+    expect(view.stats.rerenders).toBe(1);
+    expect(view.chunks.filter((c) => c.renders > 1).map((c) => c.src)).toEqual(["Intro uses [the spec].\n\n"]);
+  });
+
+  it("raw HTML left open keeps the blocks it swallows together, as the HTML parser reads them", () => {
+    const text = "before\n\n<div>\n\nin *div*\n\n</div>\n\nafter <b>bold\n\nstill bold?\n\nend\n";
+    const { el } = stream(text, splitPoints(rng(3), text));
+    expect(shownHtml(el)).toBe(fullHtml(text));
+    expect(el.querySelector("div.agentcell-md-chunk > div").textContent).toContain("in div");
+  });
+});
+
+describe("incremental Markdown: work per update (call counts, no durations)", () => {
+  const sections = Array.from({ length: 120 }, (_, i) =>
+    [
+      `## Section ${i}`,
+      `Step ${i} explains *one* thing with \`code\` and a [link](https://example.org/${i}).`,
+      `- first point ${i}\n- second point\n- third **point**`,
+      `\`\`\`python\ndef step_${i}(rows):\n    return sum(rows) * ${i}\n\`\`\``,
+      `| k | v |\n|---|---|\n| ${i} | ${i * 2} |`,
+    ].join("\n\n"),
+  );
+  const text = sections.join("\n\n") + "\n";
+
+  it("a 10,000-delta stream renders each completed block once, and the final render only the open block", () => {
+    const deltas = 10_000;
+    const size = Math.ceil(text.length / deltas);
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    let updates = 0;
+    for (let i = 1; i <= deltas; i++) {
+      view.update(text.slice(0, Math.round((i * text.length) / deltas)), false);
+      updates++;
+    }
+    const before = { ...view.stats };
+    view.update(text, true);
+    const blocks = 5 * sections.length;
+    expect(view.chunks).toHaveLength(blocks);
+    expect(el.querySelectorAll(".agentcell-md-group")).toHaveLength(Math.ceil(blocks / CHUNKS_PER_GROUP));
+    expect(view.chunks.every((c) => c.renders === 1)).toBe(true);
+    expect(view.stats.chunkRenders).toBe(blocks);
+    expect(view.stats.chunkChars).toBe(text.length); // every character rendered into a chunk exactly once
+    expect(view.stats.rerenders).toBe(0);
+    // The final update renders the last block only (the table of the last section), and no tail.
+    expect(view.stats.chunkRenders - before.chunkRenders).toBe(1);
+    expect(view.stats.chunkChars - before.chunkChars).toBeLessThan(40);
+    expect(view.stats.tailRenders).toBe(before.tailRenders);
+    // The tail never grows past the open block: per update at most the longest block plus one delta
+    // plus the blank lines after it, not the answer so far.
+    const longest = Math.max(...view.chunks.map((c) => c.src.length));
+    expect(view.stats.tailRenders).toBeLessThanOrEqual(updates);
+    expect(view.stats.tailChars).toBeLessThanOrEqual(updates * (2 * longest + size));
+    expect(shownHtml(el)).toBe(fullHtml(text));
+  }, 120_000);
+
+  it("an update that changes nothing renders nothing", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update(text, false);
+    const renders = view.renders;
+    view.update(text, false);
+    expect(view.renders).toBe(renders);
+  });
+});
+
+describe("a view that opens on a long answer renders it a slice per task", () => {
+  const text = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} uses [ref ${i % 7}] and *emphasis*.\n\n`).join("") +
+    Array.from({ length: 7 }, (_, i) => `[ref ${i}]: https://example.org/${i}\n`).join("");
+
+  it("no task renders more than a slice (plus one block), and the end result equals one full render", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn) });
+    const chars = () => view.stats.chunkChars + view.stats.tailChars + view.stats.rerenderChars;
+    let before = chars();
+    view.update(text, true);
+    const perTask = [chars() - before];
+    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(true);
+    while (queue.length) {
+      before = chars();
+      queue.shift()();
+      perTask.push(chars() - before);
+    }
+    expect(perTask.length).toBeGreaterThan(text.length / 2000 - 1);
+    // a slice of new blocks, then (once the definitions at the end arrive) a slice of chunks to render again
+    expect(Math.max(...perTask)).toBeLessThanOrEqual(2 * 2000);
+    expect(view.stats.rerenders).toBe(400);
+    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(false);
+    // the definitions at the very end re-render the chunks that use them, once they are reached
+    expect(shownHtml(el)).toBe(fullHtml(text));
+  });
+
+  it("a deferred slice of a replaced text does nothing", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn) });
+    view.update(text, false);
+    view.update("something else", false);
+    const renders = view.renders;
+    while (queue.length) queue.shift()();
+    expect(view.renders).toBe(renders);
+    expect(shownHtml(el)).toBe(fullHtml("something else"));
+  });
+});
