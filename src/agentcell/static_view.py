@@ -20,6 +20,7 @@ from typing import Any
 from .labels import label, status_label
 from .static_items import as_json, e, item_html, item_line, pre
 from .static_markdown import markdown_html
+from .static_teaching import saved_teaching, teaching_css
 from .transcript import Slot, Transcript, is_text_type
 
 MIME_HTML = "text/html"
@@ -121,8 +122,10 @@ def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None,
     if not tr.ended:
         head.append(f"<em>{e(UNFINISHED)}</em>")
     marker = " data-alone" if alone else ""
-    out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{_CSS}</style>",
-           f'<div class="ac-head">{" · ".join(head)}</div>']
+    teach = saved_teaching(tr)  # the teaching view, folded; on top as on the widget (static_teaching.py)
+    css = _CSS + (teaching_css() if teach else "")
+    out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{css}</style>",
+           f'<div class="ac-head">{" · ".join(head)}</div>', teach]
     out += [item_html(item, ended=tr.ended) for item in tr.items]
     out += [_slot_html(slot, ended=tr.ended) for slot in tr.slots.values()]
     out.append("</div>")

@@ -1,8 +1,8 @@
 """The teaching view's wire: the exact HTTP request a provider was sent and what it answered.
 
-`capturing(model, ...)` wraps the transport of the model's httpx client (the OpenAI SDK's is `httpx2`) (OpenAI, Anthropic, … — any
-pydantic-ai model whose SDK client keeps one as `client._client`) once, and turns capture on for the
-requests made inside it (a context variable, so concurrent runs and slots never mix). Each request
+`capturing(model, ...)` wraps, once, the transport of the httpx client under a pydantic-ai model (any
+SDK client that keeps one as `client._client`: OpenAI's is `httpx2`, Anthropic's `httpx`), and turns
+capture on for the requests made inside it (a context variable, so concurrent runs and slots never mix). Each request
 becomes one `HttpExchange` event when its response is closed: the body as sent (parsed JSON), the
 status, and for a stream each SSE `data:` event as received.
 
