@@ -42,7 +42,7 @@ function responseStep(r, part) {
   for (const n of m.narration) body.push(h("div", { class: "ac-narration", data: { reason: n.reason } }, h("span", { class: "ac-caption" }, "text (retracted: narration):"), textBox("ac-narration-text", n.text)));
   if (m.answer) body.push(h("div", { class: "ac-answer-text" }, h("span", { class: "ac-caption" }, "text (the answer):"), textBox("ac-answer-box", m.answer)));
   for (const c of m.calls) {
-    body.push(h("div", { class: "ac-call", data: { tool: c.name } }, h("span", { class: "ac-caption" }, c.output ? "answers through:" : "calls:"), h("code", {}, `${c.name}(${formatArgs(c.args ?? {})})`)));
+    body.push(h("div", { class: "ac-call", data: { tool: c.name } }, h("span", { class: "ac-caption" }, c.output ? "answers through:" : "calls:"), " ", h("code", {}, `${c.name}(${formatArgs(c.args ?? {})})`)));
   }
   if (!body.length) body.push(h("div", { class: "ac-caption" }, "(waiting for the response…)"));
   return h(

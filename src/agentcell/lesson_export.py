@@ -82,13 +82,13 @@ def lesson_html(runs: Sequence[tuple[str, Transcript]], *, title: str = "agentce
     for name, tr in runs:
         sections.append(
             f'<section class="ac-lesson-run" aria-label="run {html.escape(name)}"><h2>{html.escape(name)}</h2>'
-            f'<h3>What the learner saw</h3>{transcript_html(tr, alone=True)}'
+            f'<h3>What the learner saw</h3>{transcript_html(tr, alone=True, teaching=False)}'
             f"<h3>Teaching view</h3>{teaching_html(tr, copy=True)}</section>"
         )
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{_PAGE_CSS}{teaching_css()}</style></head>"
+        f"<title>{html.escape(title)}</title><style>{teaching_css()}{_PAGE_CSS}</style></head>"
         f'<body class="ac-lessonroot"><h1>{html.escape(title)}</h1><p class="ac-lesson-meta">'
         f"Exported by agentcell {html.escape(__version__)}: {len(runs)} run{'s' if len(runs) != 1 else ''}; "
         "open the folds (the wire, the earlier messages, each marker's why?) to teach from it.</p>"

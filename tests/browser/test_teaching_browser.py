@@ -24,8 +24,8 @@ import asyncio, agentcell
 from agentcell import readonly, tool
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.models.function import FunctionModel
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+import json
+from pydantic_ai.models.function import FunctionModel, DeltaToolCall
 from pydantic_ai.usage import UsageLimits
 
 @readonly
@@ -59,13 +59,14 @@ wire_model = OpenAIChatModel("fake-model", provider=OpenAIProvider(base_url=BASE
 
 def stubborn(tool="lookup", args={"q": "x"}, verdict={"triggered": False, "reason": "an ordinary question"}):
     """Calls the same tool with the same arguments whenever it may; answers when it may not."""
-    def fn(messages, info):
+    async def fn(messages, info):
         if info.output_tools:  # a guard: answer its verdict
-            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, verdict)])
-        if info.function_tools:
-            return ModelResponse(parts=[ToolCallPart(tool, args)])
-        return ModelResponse(parts=[TextPart("From what I have: found x.")])
-    return FunctionModel(fn)
+            yield {0: DeltaToolCall(name=info.output_tools[0].name, json_args=json.dumps(verdict))}
+        elif info.function_tools:
+            yield {0: DeltaToolCall(name=tool, json_args=json.dumps(args))}
+        else:
+            yield "From what I have: found x."
+    return FunctionModel(stream_function=fn)
 '''
 
 CELLS = [
@@ -164,7 +165,7 @@ def test_the_lesson_in_the_browser(lab: Lab, page: Any, server: FakeOpenAI) -> N
     expected = {2: ["loop-detection nudge", "final round: answer now"], 3: ["final round: answer now"],
                 4: ["budget exhausted"], 5: ["guard joined"], 6: ["guard tripped"]}
     for index, titles in expected.items():
-        widget = _widget(page, index + 1)
+        widget = _widget(page, index)  # cell index: 0 is the setup, 1 the lesson
         expect(widget).not_to_have_attribute("data-status", "running", timeout=30_000)
         _teach(widget)
         for title in titles:
@@ -184,12 +185,18 @@ def test_the_lesson_in_the_browser(lab: Lab, page: Any, server: FakeOpenAI) -> N
 
 
 def _shots(page: Any, lesson: Any) -> None:
+    """The teaching panel of the 3-round run, light and dark, whole (a viewport tall enough to hold it)."""
     ARTIFACTS.mkdir(exist_ok=True)
     panel = lesson.locator(".agentcell-teaching")
+    panel.evaluate("(el) => el.querySelectorAll('details.ac-wire[open]').forEach((d) => { d.open = false; })")
+    height = int(panel.evaluate("(el) => el.getBoundingClientRect().height"))
+    page.set_viewport_size({"width": 1200, "height": min(8000, height + 400)})
     for theme, name in (("JupyterLab Light", "teaching-lesson-light.png"), ("JupyterLab Dark", "teaching-lesson-dark.png")):
         _theme(page, theme)
+        panel.scroll_into_view_if_needed()
         panel.screenshot(path=str(ARTIFACTS / name))
     _theme(page, "JupyterLab Light")
+    page.set_viewport_size({"width": 1200, "height": 900})
 
 
 def test_the_lesson_export_opens_with_no_network(page: Any, tmp_path: Path) -> None:
