@@ -9,11 +9,9 @@ export function laneTag(lane, arrow) {
   return h("span", { class: "ac-lane-tag", data: { lane } }, arrow ?? words.lanes[lane]);
 }
 
-/** A block of text that may be long: capped by CSS, focusable when it can scroll (keyboard users). */
+/** A block of text, shown whole (teaching payloads are clipped by Python), so it never needs to scroll. */
 export function textBox(cls, text) {
-  const s = String(text ?? "");
-  const long = s.length > 500 || s.split("\n").length > 10;
-  return h("div", { class: ["ac-text", cls], tabindex: long ? "0" : null }, s);
+  return h("div", { class: ["ac-text", cls] }, String(text ?? ""));
 }
 
 /** One message as a role-labelled bubble, with its estimated tokens; `fresh` ones are highlighted. */

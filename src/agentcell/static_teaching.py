@@ -39,9 +39,7 @@ def _k(n: Any) -> str:
 
 
 def _text(cls: str, text: str) -> str:
-    long = len(text) > 500 or text.count("\n") >= 10
-    tab = ' tabindex="0"' if long else ""
-    return f'<div class="ac-text {cls}"{tab}>{e(text)}</div>'
+    return f'<div class="ac-text {cls}">{e(text)}</div>'
 
 
 def _tag(lane: str, arrow: str | None = None) -> str:
