@@ -182,16 +182,18 @@ describe("teaching payloads (run_started.tool_schemas, model_request, model_resp
     expect(text($(".agentcell-teach-tools > .agentcell-label"))).toBe("2 tools offered to the model:");
     const decls = $$(".agentcell-tool-decl");
     expect(decls.map((d) => d.dataset.tool)).toEqual(["lookup_module", "send_email"]);
-    expect(text(decls[0].querySelector(".agentcell-tool-description"))).toBe("Look a module up by code.");
-    expect(decls[1].querySelector(".agentcell-tool-description")).toBeNull();
+    // Each tool reads as the Python function the learner wrote: signature + docstring.
+    expect(decls[0].querySelector(".ac-signature").textContent).toBe('def lookup_module(module_code: str):\n    """Look a module up by code."""\n    ...');
+    expect(decls[1].querySelector(".ac-signature").textContent).toBe("def send_email():\n    ...");
+    // The JSON schema is one toggle away (closed until opened).
     const json = decls[0].querySelector("details.agentcell-tool-schema pre.agentcell-tool-schema-json");
-    expect(decls[0].querySelector("details.agentcell-tool-schema").open).toBe(true);
+    expect(decls[0].querySelector("details.agentcell-tool-schema").open).toBe(false);
     expect(JSON.parse(json.textContent)).toEqual(schemas[0].parameters_json_schema);
     expect(JSON.parse(decls[1].querySelector(".agentcell-tool-schema-json").textContent)).toEqual({ type: "object", properties: {} });
-    // a closed schema stays closed across later renders
-    decls[0].querySelector("details").open = false;
+    // an opened schema stays open across later renders
+    decls[0].querySelector("details").open = true;
     send(ev.slotStarted(), ev.token("x"));
-    expect($('.agentcell-tool-decl[data-tool="lookup_module"] details').open).toBe(false);
+    expect($('.agentcell-tool-decl[data-tool="lookup_module"] details').open).toBe(true);
   });
 
   it("one tool: singular; an unexpected schema shape is shown as JSON", () => {

@@ -30,7 +30,7 @@ function buildDOM() {
   const hd = buildHeader(ex.controls);
   const body = createBody();
   const teach = buildTeaching();
-  const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, body.runItemsEl, body.slotsEl, teach.el);
+  const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, teach.el, body.runItemsEl, body.slotsEl);
   return { root, ex, hd, body, teach };
 }
 
@@ -102,6 +102,7 @@ function createContext(model, opts) {
     ctx.ui.shownElapsed = 0;
   };
   ctx.flush = () => render(ctx);
+  parts.teach.redraw = () => ctx.schedule();
   ctx.scheduler = createScheduler(clock, ctx.flush, () => ctx.ui.destroyed);
   ctx.schedule = ctx.scheduler.schedule;
   return ctx;

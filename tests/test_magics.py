@@ -183,7 +183,8 @@ def test_bad_input_is_a_usage_error(ip: InteractiveShell, line: str, cell: str |
                           "approve, interrupt_stops_runs; got 'colour=red'"),
     ("config approve=always", "%agent config approve must be none or writes, got 'always'"),
     ("show nope", "'nope' is not a run handle; start a run with %%agent -o nope"),
-    ("export nope", "usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)"),
+    ("export nope", "usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages, .html → a "
+                    "standalone lesson; several NAMEs may go into one lesson)"),
     ("stop a b", "usage: %agent stop [all | NAME]"),
     ("tools missing", "--tools names 'missing', which is not defined in the notebook"),
 ], ids=["unknown", "config-int", "config-key", "config-approve", "show", "export", "stop", "tools"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import html.parser
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -121,10 +122,14 @@ def test_static_html_escapes_every_payload(run_events: tuple[list[WireEvent], Ru
     parsed = _parse(markup)
     # Only our own tags, and no attribute that could run or load anything.
     assert parsed.tags <= {"div", "style", "strong", "code", "details", "summary", "pre", "em", "br", "p", "span",
-                           "section", "h2", "h3"}
+                           "section", "h2", "h3", "h4", "h5", "ul", "li"}  # h4…li: the folded teaching view
+    teaching = ("role", "aria-label", "tabindex", "style", "data-marker", "data-lane", "data-step", "data-role",
+                "data-new", "data-tool", "data-format", "data-from", "data-to", "data-concurrent")
     for name, value in parsed.attrs:
-        assert name in ("class", "data-status", "data-slot", "data-round", "data-item", "open"), name
+        assert name in ("class", "data-status", "data-slot", "data-round", "data-item", "open", *teaching), name
         assert value is None or "javascript" not in value.lower()
+        if name == "style":  # only the time bars' own geometry
+            assert value is not None and re.fullmatch(r"left:[\d.]+%;width:[\d.]+%", value), value
     assert markup.count("<style>") == 1  # ours, not the model's
     for payload in XSS[:9]:
         assert payload in parsed.text, payload  # shown as text, intact

@@ -5,7 +5,7 @@
 export const TERMINAL = new Set(["completed", "stopped", "halted", "budget_exhausted", "failed"]);
 const TEXT_TYPES = new Set(["text", "respond", "str", ""]);
 /** Teaching payloads: kept as `payload` items in their round, not interpreted. */
-export const PAYLOAD_KINDS = new Set(["model_request", "model_response", "request_sent", "response_received"]);
+export const PAYLOAD_KINDS = new Set(["model_request", "model_response", "http_exchange", "request_sent", "response_received"]);
 export const MAX_UNKNOWN = 200;
 
 export function emptyUsage() {

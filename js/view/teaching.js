@@ -1,67 +1,128 @@
-// The teaching panel: the tools offered to the model (with their JSON schemas) and the events this
-// widget does not know yet. Per-round payloads and request rows live in the slot timelines.
+// The teaching panel, on top of the run when the Teaching view is on: what the model was offered
+// (each tool as a Python signature with its docstring, the JSON schema one toggle away), then the loop
+// round by round in three lanes with agentcell's interventions as markers (teach/lanes.js), each round's
+// wire in the chosen format (teach/wire.js), and the events this widget does not know yet.
 import { formatJSON, plural } from "../format.js";
-import { h, preBlock, syncChildren } from "../render/dom.js";
+import { h, preBlock, swap, syncChildren } from "../render/dom.js";
+import { lessonSlot, offeredTools } from "../teach/lesson.js";
+import { roundEl, laneHeads } from "../teach/lanes.js";
+import { markerEl } from "../teach/bits.js";
+import { pythonSource } from "../teach/signature.js";
+import { contextStrip, formatSwitch, wireRound } from "../teach/wire.js";
 
-function schemaOf(s) {
-  return s ? (s.parameters_json_schema ?? s.parameters ?? s.input_schema) : undefined;
-}
-
-function toolDeclaration(name, s) {
-  const schema = schemaOf(s);
+function toolDeclaration(t) {
+  const known = t.schema !== undefined;
   return h(
     "li",
-    { class: "agentcell-tool-decl", data: { tool: name } },
-    h("span", { class: "agentcell-tool-name" }, name),
-    s?.description ? h("div", { class: "agentcell-tool-description" }, String(s.description)) : null,
-    schema !== undefined
+    { class: "agentcell-tool-decl", data: { tool: t.name } },
+    h("span", { class: "agentcell-tool-name" }, t.name),
+    known ? h("pre", { class: "agentcell-pre ac-signature", aria: { label: `Python signature of ${t.name}` } }, pythonSource(t.name, t.description, t.schema)) : null,
+    !known && t.description ? h("div", { class: "agentcell-tool-description" }, t.description) : null,
+    known
       ? h(
           "details",
-          { class: "agentcell-collapse agentcell-tool-schema", data: { part: `schema-${name}`, tool: name }, open: true },
-          h("summary", { class: "agentcell-collapse-summary" }, "parameters (JSON schema)"),
-          preBlock("agentcell-pre agentcell-tool-schema-json", formatJSON(schema)),
+          { class: "agentcell-collapse agentcell-tool-schema", data: { part: `schema-${t.name}`, tool: t.name } },
+          h("summary", { class: "agentcell-collapse-summary" }, "JSON schema (what the model is sent)"),
+          preBlock("agentcell-pre agentcell-tool-schema-json", formatJSON(t.schema)),
         )
       : null,
   );
 }
 
-/** run_started.tools + run_started.tool_schemas ([{name, description, parameters_json_schema}]) → elements. */
+/** run_started.tools + run_started.tool_schemas → the "offered" list (signature, docstring, schema). */
 export function toolDeclarations(tools, schemas) {
-  const byName = new Map();
-  for (const t of tools) byName.set(t, null);
-  const structured = Array.isArray(schemas) && schemas.every((s) => s && typeof s === "object" && !Array.isArray(s));
-  if (structured) for (const s of schemas) byName.set(String(s.name ?? "?"), s);
-  const n = byName.size;
+  const list = offeredTools({ tools, toolSchemas: schemas });
+  const n = list.length;
   const out = [h("div", { class: "agentcell-label" }, n ? `${plural(n, "tool")} offered to the model:` : "no tools offered")];
-  if (n) out.push(h("ul", { class: "agentcell-tool-list" }, [...byName].map(([name, s]) => toolDeclaration(name, s))));
-  // Some other shape: shown as it came.
+  if (n) out.push(h("ul", { class: "agentcell-tool-list" }, list.map(toolDeclaration)));
+  const structured = Array.isArray(schemas) && schemas.every((s) => s && typeof s === "object" && !Array.isArray(s));
   if (schemas != null && !structured) out.push(preBlock("agentcell-pre agentcell-tool-schemas", formatJSON(schemas)));
   return out;
 }
 
 export function buildTeaching() {
   const toolsEl = h("div", { class: "agentcell-teach-tools" });
+  const switchEl = h("div", { class: "ac-format-slot" });
+  const loopEl = h("div", { class: "ac-lesson" });
   const unknownEl = h("div", { class: "agentcell-teach-unknown" });
   const el = h(
     "div",
     { class: "agentcell-teaching agentcell-teach-only" },
     h("h3", { class: "agentcell-teach-title" }, "Teaching view"),
-    toolsEl,
-    h("div", { class: "agentcell-teach-note agentcell-muted" }, "Per-round requests and responses appear in each round when the kernel sends them."),
+    h("section", { class: "ac-offer", aria: { label: "what the model was offered" } }, h("h4", { class: "ac-section-title" }, "What the model was offered"), toolsEl),
+    h("section", { class: "ac-loop", aria: { label: "the loop, round by round" } }, h("h4", { class: "ac-section-title" }, "The loop, round by round"), switchEl, loopEl),
     unknownEl,
   );
   // What was drawn last: redrawn only when it changes, so the reader's open/closed <details> stay put.
-  return { el, toolsEl, unknownEl, key: {} };
+  return { el, toolsEl, switchEl, loopEl, unknownEl, key: {}, format: "openai", slotEls: new Map(), redraw: null };
+}
+
+function slotLesson(state, slot, tp) {
+  const lesson = lessonSlot(state, slot);
+  const ctx = { model: state.model, tools: offeredTools(state) };
+  const rounds = lesson.rounds.map((r) => {
+    const part = `lesson-${slot.name}-${r.round}`;
+    const el = roundEl(r, part);
+    el.append(wireRound(r, tp.format, ctx, `${part}-wire`));
+    return el;
+  });
+  return h(
+    "section",
+    { class: "ac-lesson-slot", data: { slot: slot.name }, aria: { label: `the loop of slot ${slot.name}` } },
+    h("h4", { class: "ac-lesson-slot-title" }, `slot ${slot.name} `, h("span", { class: "ac-caption" }, `${slot.type} · ${plural(lesson.rounds.length, "round")}`)),
+    laneHeads(),
+    rounds,
+    lesson.markers.map((m) => markerEl(m, `lesson-${slot.name}-slot`)),
+    contextStrip(lesson, state.context?.window ?? 0),
+  );
+}
+
+function renderLoop(tp, state) {
+  const els = [];
+  for (const slot of state.slots.values()) {
+    if (!slot.rounds.size && slot.status === "pending") continue;
+    const k = `${slot.v}|${slot.answerV}|${slot.status}|${tp.format}|${state.tools.length}|${state.context?.window ?? 0}`;
+    const hit = tp.slotEls.get(slot.name);
+    if (hit && hit.key === k) {
+      els.push(hit.el);
+      continue;
+    }
+    const next = slotLesson(state, slot, tp);
+    if (hit) swap(hit.el, next);
+    tp.slotEls.set(slot.name, { el: next, key: k });
+    els.push(next);
+  }
+  syncChildren(tp.loopEl, els);
+}
+
+function renderSwitch(tp) {
+  const pick = (fmt) => {
+    tp.format = fmt;
+    tp.redraw?.();
+  };
+  syncChildren(tp.switchEl, [formatSwitch(tp.format, pick)]);
 }
 
 export function renderTeaching(tp, state, teaching) {
-  if (tp.key.state !== state) tp.key = { state }; // a reset or a new run: draw the panel anew
+  if (tp.key.state !== state) {
+    tp.key = { state }; // a reset or a new run: draw the panel anew
+    tp.slotEls = new Map();
+  }
   if (!teaching) return;
   const key = tp.key;
   if (key.tools !== state.tools || key.schemas !== state.toolSchemas) {
     key.tools = state.tools;
     key.schemas = state.toolSchemas;
     syncChildren(tp.toolsEl, toolDeclarations(state.tools, state.toolSchemas));
+  }
+  if (key.format !== tp.format) {
+    key.format = tp.format;
+    renderSwitch(tp);
+  }
+  if (key.v !== state.v || key.drawnFormat !== tp.format) {
+    key.v = state.v;
+    key.drawnFormat = tp.format;
+    renderLoop(tp, state);
   }
   if (key.unknown !== state.unknownCount) {
     key.unknown = state.unknownCount;

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from .event_aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
 
 # Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching_events.py`.
+from .teaching_events import HttpExchange as HttpExchange
 from .teaching_events import ModelRequestSent as ModelRequestSent
 from .teaching_events import ModelResponseReceived as ModelResponseReceived
 
@@ -371,5 +372,6 @@ Event: TypeAlias = (
     | RunResumed
     | ModelRequestSent
     | ModelResponseReceived
+    | HttpExchange
 )
 """Every event a run can yield."""

@@ -158,8 +158,11 @@ class AgentCommands:
             raise UsageError(str(exc)) from None
 
     def _cmd_export(self, rest: list[str]) -> str:
+        if len(rest) >= 2 and rest[-1].lower().endswith((".html", ".htm")):
+            return self._export_lesson(rest[:-1], rest[-1])
         if len(rest) != 2:
-            raise UsageError("usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages)")
+            raise UsageError("usage: %agent export NAME PATH   (PATH ending .openai.json → OpenAI messages, "
+                             ".html → a standalone lesson; several NAMEs may go into one lesson)")
         handle, path = self._handle(rest[0], results=True), Path(rest[1]).expanduser()
         if not getattr(handle, "done", True):
             raise UsageError(f"run {rest[0]!r} is still going; export it once it has ended")
@@ -169,6 +172,19 @@ class AgentCommands:
                 else handle.to_json())
         path.write_text(text, encoding="utf-8")
         return str(path)
+
+    def _export_lesson(self, names: list[str], path: str) -> str:
+        """`%agent export NAME [NAME…] lesson.html`: the runs and their teaching views as one HTML file."""
+        from .lesson_export import export_lesson
+
+        handles = [(name, self._handle(name, results=True)) for name in names]
+        still = [name for name, handle in handles if not getattr(handle, "done", True)]
+        if still:
+            raise UsageError(f"run {still[0]!r} is still going; export it once it has ended")
+        try:
+            return str(export_lesson(path, *handles))
+        except (OSError, AgentcellError) as exc:
+            raise UsageError(f"cannot export the lesson: {exc}") from None
 
     def _handle(self, name: str, *, results: bool = False) -> Any:
         """The run handle bound to `name`; with `results`, a finished `RunResult` (what `-o` binds in a

@@ -20,6 +20,7 @@ from typing import Any
 from .labels import label, status_label
 from .static_items import as_json, e, item_html, item_line, pre
 from .static_markdown import markdown_html
+from .static_teaching import saved_teaching, teaching_css
 from .transcript import Slot, Transcript, is_text_type
 
 MIME_HTML = "text/html"
@@ -108,10 +109,13 @@ def _slot_html(slot: Slot, *, ended: bool) -> str:
     return "".join(out)
 
 
-def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None, *, alone: bool = False) -> str:
+def transcript_html(
+    tr: Transcript, provenance: Mapping[str, Any] | None = None, *, alone: bool = False, teaching: bool = True
+) -> str:
     """The whole run as self-contained HTML (a `<style>` block plus semantic markup).
 
     `alone`: shown on its own rather than as the widget's twin (it then never hides the output before it).
+    `teaching`: include the folded teaching view (the lesson export shows it on its own instead).
     """
     model = tr.model or str((provenance or {}).get("model", ""))
     head = [f"<strong>%%agent</strong> · model <code>{e(model or '?')}</code>"]
@@ -121,8 +125,10 @@ def transcript_html(tr: Transcript, provenance: Mapping[str, Any] | None = None,
     if not tr.ended:
         head.append(f"<em>{e(UNFINISHED)}</em>")
     marker = " data-alone" if alone else ""
-    out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{_CSS}</style>",
-           f'<div class="ac-head">{" · ".join(head)}</div>']
+    teach = saved_teaching(tr) if teaching else ""  # folded; on top, as on the widget (static_teaching.py)
+    css = _CSS + (teaching_css() if teach else "")
+    out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{css}</style>",
+           f'<div class="ac-head">{" · ".join(head)}</div>', teach]
     out += [item_html(item, ended=tr.ended) for item in tr.items]
     out += [_slot_html(slot, ended=tr.ended) for slot in tr.slots.values()]
     out.append("</div>")

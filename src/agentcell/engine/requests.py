@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_core import to_jsonable_python
 
@@ -156,6 +156,14 @@ def _clipped(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "content": f"{content[:TEACH_CHARS]}… [{more} more characters, shown in the run above]"}
 
 
+def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
+    """`messages` as pydantic-ai's own JSON, each part's long `content` clipped like the OpenAI shape."""
+    out = []
+    for message in ModelMessagesTypeAdapter.dump_python(messages, mode="json"):
+        out.append({**message, "parts": [_clipped(part) for part in message.get("parts", [])]})
+    return tuple(out)
+
+
 def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
     return Usage(
         requests=1,
@@ -240,9 +248,11 @@ class SlotRequests(AbstractCapability[Any]):
         seen = self._seen
         if seen and len(messages) >= seen and messages[seen - 1] is self._last_seen:
             # Only the messages added since the previous request are converted (no O(n²) per run).
-            new = to_openai(messages[seen:], system=self._system)
+            fresh = messages[seen:]
+            new = to_openai(fresh, system=self._system)
             offset = self._shown
         else:  # the first request, or compaction rewrote the history: send it whole again
+            fresh = messages
             new, offset = to_openai(messages), 0
         self._seen, self._last_seen = len(messages), messages[-1] if messages else None
         self._shown = offset + len(new)
@@ -256,6 +266,7 @@ class SlotRequests(AbstractCapability[Any]):
                 messages=tuple(_clipped(m) for m in new),
                 offset=offset,
                 tools=tools,
+                pydantic_ai=_pydantic_json(fresh),
             )
         )
 

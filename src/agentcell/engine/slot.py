@@ -25,6 +25,7 @@ from pydantic_core import to_json
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
+from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
@@ -138,7 +139,10 @@ class _AgentCall:
 
     async def run(self) -> AgentRunResult[Any]:
         state, name = self.state, self.requests.slot
-        with request_scope(name, on_retry=functools.partial(_report_retry, state, name)):
+        with (
+            request_scope(name, on_retry=functools.partial(_report_retry, state, name)),
+            capturing(self.requests.model, emit=state.emit, run_id=state.run_id, slot=name),  # the wire view
+        ):
             run = functools.partial(
                 self.agent.run,
                 self.prompt,

@@ -15,7 +15,7 @@ from typing import Any
 TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
 """Statuses a run or a slot ends with."""
 TEXT_TYPES = frozenset({"text", "respond", "str", ""})
-PAYLOAD_KINDS = frozenset({"model_request", "model_response", "request_sent", "response_received"})
+PAYLOAD_KINDS = frozenset({"model_request", "model_response", "http_exchange", "request_sent", "response_received"})
 """Teaching-view payloads: kept as items of their round, not interpreted."""
 MAX_UNKNOWN = 200
 USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens")
