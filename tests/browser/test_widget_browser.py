@@ -324,7 +324,7 @@ def test_saved_notebook_shows_the_run_without_a_kernel(lab: Lab, page: Any, tmp_
     expect(static.locator(".ac-answer h2")).to_have_text("Who leads PSYC605")
     expect(static.locator(".ac-answer pre")).to_contain_text("enrol PSYC605")
     expect(static.locator(".ac-answer li")).to_have_count(2)
-    expect(static.locator("code", has_text="lookup")).to_be_visible()
+    expect(static.locator("strong > code", has_text="lookup")).to_be_visible()  # the tool card (the teaching view names it too)
     expect(static).to_contain_text("led by Dr Ada")
     expect(cell(page, 1).get_by_text("Loading widget")).to_be_hidden()
     assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel ?? null") is None
