@@ -1,6 +1,8 @@
 """Widget traffic: comm messages, bytes and kernel CPU per 1,000 tokens at 50, 500 and 5,000 tokens/s.
 
-Run: `/work/venv/bin/python bench/widget_traffic.py` (about 3-4 minutes; `--quick` for a smoke run).
+Run: `.venv/bin/python bench/widget_traffic.py` (about 4-5 minutes; `--quick` for a smoke run;
+`--naive-rates 50,500` leaves the naive widget out at 5,000 tokens/s, where a loaded machine cannot keep up
+with its flood and the run times out).
 Writes `bench/results/widget_traffic.json` and prints a table.
 
 A real ipykernel (the dev venv's, through jupyter_client, `tests/kernelclient.py`) runs the same
@@ -10,6 +12,11 @@ rate-limited FunctionModel (`"t123 "` tokens, paced by the wall clock) three way
 * `agentcell` — `handle.launch(...)` with the real `AgentWidget` (batched custom messages, ≤ 20/s);
 * `naive` — a bench-only anywidget with a synced `text` trait re-sent in full on every delta (what
   a widget that "just syncs the answer" does).
+
+The teaching view is a switch in the browser only: the kernel sends the teaching events (each request's
+new messages, each response, the HTTP exchange) whether or not it is open, so `agentcell` here is the
+traffic with the teaching view open. A last section checks that the bytes are linear in the text: the
+same rate with 4x the tokens should cost the same bytes per token.
 
 Measured from the client side: comm messages on iopub and their JSON bytes (`comm_msg` only; the
 agentcell widget's end-of-run `final` trait is included, its static-transcript display update is
@@ -146,65 +153,94 @@ def run_variant(session: KernelSession, rec: Recorder, kind: str, tokens: int, r
     }
 
 
+def summarise_rate(samples: dict[str, list[dict[str, float]]], *, tokens: int, reps: int) -> dict[str, Any]:
+    """Medians per variant, CPU against the quiet run, and naive against agentcell where naive ran."""
+    entry: dict[str, Any] = {"tokens": tokens, "reps": reps, "variants": {}}
+    for kind, runs in samples.items():
+        summary: dict[str, Any] = {key: round(_common.median(r[key] for r in runs), 3) for key in runs[0]}
+        summary["cpu_ratio_vs_quiet"] = round(_common.paired_ratio(samples, kind, "quiet", "cpu"), 3)
+        summary["samples"] = runs
+        entry["variants"][kind] = summary
+    a, q = entry["variants"]["agentcell"], entry["variants"]["quiet"]
+    entry["view_cpu_ms_per_1k_tokens"] = {"agentcell": round(a["cpu_ms_per_1k_tokens"] - q["cpu_ms_per_1k_tokens"], 2)}
+    if "naive" in samples:
+        n = entry["variants"]["naive"]
+        entry["naive_over_agentcell"] = {
+            "comm_msgs": round(n["comm_msgs"] / max(a["comm_msgs"], 1), 2),
+            "comm_bytes": round(n["comm_bytes"] / max(a["comm_bytes"], 1), 2),
+            "cpu": round(_common.paired_ratio(samples, "naive", "agentcell", "cpu"), 3),
+        }
+        entry["view_cpu_ms_per_1k_tokens"]["naive"] = round(n["cpu_ms_per_1k_tokens"] - q["cpu_ms_per_1k_tokens"], 2)
+    return entry
+
+
+def linearity(session: KernelSession, rec: Recorder, *, rate: int, tokens: int, reps: int) -> dict[str, Any]:
+    """agentcell's widget at one rate with `tokens` and 4x `tokens`: bytes and messages per token at both."""
+    sizes = {"1x": tokens, "4x": 4 * tokens}
+    variants = {
+        name: (lambda n=n: run_variant(session, rec, "agentcell", n, rate)) for name, n in sizes.items()
+    }
+    samples = _common.interleaved(variants, reps=reps, warmup=0)
+    out: dict[str, Any] = {"rate": rate, "tokens": sizes}
+    for name, runs in samples.items():
+        out[name] = {key: round(_common.median(r[key] for r in runs), 3)
+                     for key in ("comm_bytes_per_1k_tokens", "comm_msgs_per_1k_tokens", "peak_msgs_per_s")}
+    out["bytes_per_token_4x_over_1x"] = round(
+        out["4x"]["comm_bytes_per_1k_tokens"] / max(out["1x"]["comm_bytes_per_1k_tokens"], 1e-9), 3)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--naive-rates", default="50,500,5000",
+                        help="rates (tokens/s) at which the naive widget is measured too (comma-separated)")
     args = parser.parse_args()
+    naive_rates = {int(r) for r in args.naive_rates.split(",") if r.strip()}
     # rate → tokens streamed per run (~10 s at 50/s, ~4 s at 500/s, ~2 s at 5,000/s).
     plan = {50: 500, 500: 2_000, 5_000: 10_000}
     if args.quick:
         plan, args.reps = {50: 100, 500: 500, 5_000: 2_000}, 1
     machine = _common.Machine()
     session = KernelSession(kernel_name="python3", extra_env={"AGENTCELL_JOURNAL": "off", "AGENTCELL_MODEL": "offline"})
+    results: dict[str, Any] = {}
+    rows = []
     try:
         session.run(SETUP, timeout=120)
         rec = Recorder(session)
         session.run("print(await bench_variant('agentcell', 50, 5000))", timeout=120)  # warm-up: first-use costs
         session.run("print(await bench_variant('naive', 50, 5000))", timeout=120)
-        results: dict[str, Any] = {}
-        rows = []
         for rate, tokens in plan.items():
+            kinds = ("quiet", "agentcell", "naive") if rate in naive_rates else ("quiet", "agentcell")
             variants = {
                 kind: (lambda kind=kind, tokens=tokens, rate=rate: run_variant(session, rec, kind, tokens, rate))
-                for kind in ("quiet", "agentcell", "naive")
+                for kind in kinds
             }
             samples = _common.interleaved(variants, reps=args.reps, warmup=0, on_rep=lambda _r: machine.sample())
-            entry: dict[str, Any] = {"tokens": tokens, "reps": args.reps, "variants": {}}
-            for kind, runs in samples.items():
-                summary = {key: round(_common.median(r[key] for r in runs), 3) for key in runs[0]}
-                summary["cpu_ratio_vs_quiet"] = round(_common.paired_ratio(samples, kind, "quiet", "cpu"), 3)
-                summary["samples"] = runs
-                entry["variants"][kind] = summary
-            a, n = entry["variants"]["agentcell"], entry["variants"]["naive"]
-            q = entry["variants"]["quiet"]
-            entry["naive_over_agentcell"] = {
-                "comm_msgs": round(n["comm_msgs"] / max(a["comm_msgs"], 1), 2),
-                "comm_bytes": round(n["comm_bytes"] / max(a["comm_bytes"], 1), 2),
-                "cpu": round(_common.paired_ratio(samples, "naive", "agentcell", "cpu"), 3),
-            }
-            entry["view_cpu_ms_per_1k_tokens"] = {
-                "agentcell": round(a["cpu_ms_per_1k_tokens"] - q["cpu_ms_per_1k_tokens"], 2),
-                "naive": round(n["cpu_ms_per_1k_tokens"] - q["cpu_ms_per_1k_tokens"], 2),
-            }
-            results[str(rate)] = entry
-            for kind in ("quiet", "agentcell", "naive"):
-                v = entry["variants"][kind]
+            results[str(rate)] = entry = summarise_rate(samples, tokens=tokens, reps=args.reps)
+            for kind, v in entry["variants"].items():
                 rows.append([rate, kind, round(v["tokens_per_s_achieved"]), v["comm_msgs_per_1k_tokens"],
                              v["peak_msgs_per_s"], round(v["comm_bytes_per_1k_tokens"]), v["cpu_ms_per_1k_tokens"],
                              f"x{v['cpu_ratio_vs_quiet']:.2f}"])
             print(f"rate {rate}/s done", flush=True)
+        lin = linearity(session, rec, rate=500, tokens=plan[500], reps=args.reps)
     finally:
         session.close()
     payload = {"benchmark": "widget_traffic", "command": " ".join(["python", *sys.argv]), "rates": results,
-               "machine": machine.facts()}
+               "linearity": lin, "machine": machine.facts()}
     path = _common.write_results("widget_traffic", payload)
     print(_common.table(rows, ["tok/s", "view", "achieved tok/s", "msgs/1k tok", "peak msgs/s", "bytes/1k tok",
                                "kernel CPU ms/1k tok", "CPU vs quiet"]))
     for rate, entry in results.items():
-        r = entry["naive_over_agentcell"]
-        print(f"{rate:>5} tok/s: naive sends x{r['comm_msgs']} the messages, x{r['comm_bytes']} the bytes, "
-              f"x{r['cpu']} the kernel CPU of agentcell's widget")
+        if "naive_over_agentcell" in entry:
+            r = entry["naive_over_agentcell"]
+            print(f"{rate:>5} tok/s: naive sends x{r['comm_msgs']} the messages, x{r['comm_bytes']} the bytes, "
+                  f"x{r['cpu']} the kernel CPU of agentcell's widget")
+    print(f"linear in the text: at {lin['rate']} tok/s, {lin['tokens']['1x']} tokens "
+          f"{lin['1x']['comm_bytes_per_1k_tokens']:.0f} B/1k tok, {lin['tokens']['4x']} tokens "
+          f"{lin['4x']['comm_bytes_per_1k_tokens']:.0f} B/1k tok (x{lin['bytes_per_token_4x_over_1x']}); "
+          f"peak msgs/s {lin['1x']['peak_msgs_per_s']} / {lin['4x']['peak_msgs_per_s']}")
     print(f"load average (1 min) during the run: {payload['machine']['load_avg_samples_1min']}")
     print(f"wrote {path.relative_to(_common.ROOT)}")
 

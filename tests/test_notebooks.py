@@ -63,6 +63,7 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
          "[agentcell] You made exactly the same calls as in your previous round"),
         "It is taught in **Fylde B12**.",  # replayed from cassettes/module-question.json
         "ReplayDivergence: replay of 'cassettes/module-question.json' diverged at slot 'answer', request 1",
+        "'workshop-lesson.html'",  # section 9's %agent export (the file is opened in tests/browser)
     ],
     "guards-and-approvals.ipynb": [
         "verdict: {'triggered': False",
