@@ -81,10 +81,10 @@ class _Taint:
             if self.tainted(node.value, names):
                 for target in targets:
                     self._mark(target, names)
-        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and self.tainted(node.iter, names):
-            self._mark(node.target, names)
-        elif isinstance(node, ast.NamedExpr) and self.tainted(node.value, names):
-            self._mark(node.target, names)
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension | ast.NamedExpr):
+            source = node.value if isinstance(node, ast.NamedExpr) else node.iter
+            if self.tainted(source, names):
+                self._mark(node.target, names)
         elif isinstance(node, ast.Return) and node.value is not None and self.tainted(node.value, names):
             if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.helpers.add(scope.name)

@@ -71,7 +71,7 @@ def _compile(source: str) -> BaseException | None:
     def work() -> None:
         try:
             compile_template(source)
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+        except BaseException as exc:  # handed back to the test
             outcome.append(exc)
         else:
             outcome.append(None)
