@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from agentcell import widget as widget_module
 from agentcell.events import ProcessingComplete, RunStarted, SlotStarted, ThinkingDelta, TokenDelta, Usage
 from agentcell.result import RunResult
 from agentcell.widget import AgentWidget
@@ -60,25 +65,82 @@ def test_log_merges_deltas_of_one_round_only() -> None:
         ("token_delta", "ab"), ("token_delta", "c"), ("thinking_delta", "xy")]
 
 
-async def test_many_deltas_become_few_messages_and_final_trait_set_once() -> None:
+@dataclass
+class _Timer:
+    when: float
+    callback: Callable[[], None]
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Clock:
+    """The widget's `time.monotonic` and its loop's timers, moved only by the test (no wall time involved)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.timers: list[_Timer] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> _Timer:
+        timer = _Timer(self.now + delay, callback)
+        self.timers.append(timer)
+        return timer
+
+    def advance(self, seconds: float) -> None:
+        """Move time on, firing each timer that falls due on the way, at its time."""
+        end = self.now + seconds
+        while due := sorted((t for t in self.timers if not t.cancelled and t.when <= end), key=lambda t: t.when):
+            timer = due[0]
+            self.timers.remove(timer)
+            self.now = max(self.now, timer.when)
+            timer.callback()
+        self.now = end
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(widget_module, "time", SimpleNamespace(monotonic=fake.monotonic))
+    return fake
+
+
+def test_many_deltas_become_few_messages_and_final_trait_set_once(clock: Clock) -> None:
     w = Captured(flush_interval=0.05)
-    w.bind(loop=asyncio.get_running_loop(), on_stop=lambda: None)
+    w.bind(loop=clock, on_stop=lambda: None)  # type: ignore[arg-type]
     w.apply(RunStarted(run_id="r", model="offline", offline=True))
     w.apply(SlotStarted(run_id="r", slot="answer", slot_type="text", index=0))
-    for i in range(2000):
+    for i in range(2000):  # 2000 deltas over 2 s of the run's clock
         w.apply(TokenDelta(run_id="r", slot="answer", text=f"{i} "))
-        if i % 100 == 0:
-            await asyncio.sleep(0.01)
-    await asyncio.sleep(0.1)
+        clock.advance(0.001)
+    clock.advance(0.1)
     assert w.final == []
+    timed = len(w.sent)
     result = RunResult(run_id="r", status="completed", answer="…")
     w.apply(ProcessingComplete(run_id="r", status="completed", result=result))
     text = "".join(e["text"] for m in w.sent for e in m["events"] if e["kind"] == "token_delta")
     assert text == "".join(f"{i} " for i in range(2000))
-    # 2000 deltas over ~0.3 s at one flush per 50 ms: a handful of messages, not thousands.
-    assert len(w.sent) <= 15
+    # One message per 50 ms of the run at most, sent by the timer: 2 s → about 40, not 2000;
+    # consecutive messages are at least the flush interval apart on the run's clock.
+    assert 35 <= timed <= 2.0 / 0.05 + 2
+    sent_at = [m["t"] for m in w.sent[:timed]]
+    assert min(b - a for a, b in itertools.pairwise(sent_at)) >= 0.05 - 1e-9
+    assert w.sent[-1]["events"][-1]["kind"] == "processing_complete"  # the end is sent at once
     assert w.status == "completed"
     assert [e["kind"] for e in w.final] == ["run_started", "slot_started", "token_delta", "processing_complete"]
+
+
+def test_deltas_at_one_instant_become_one_message(clock: Clock) -> None:
+    w = Captured(flush_interval=0.05)
+    w.bind(loop=clock, on_stop=lambda: None)  # type: ignore[arg-type]
+    for i in range(2000):
+        w.apply(TokenDelta(run_id="r", slot="answer", text=f"{i} "))
+    assert w.sent == []  # nothing is sent from inside `apply`: the timer sends
+    clock.advance(0.05)
+    assert len(w.sent) == 1 and len(w.sent[0]["events"]) == 1  # merged into one delta
 
 
 async def test_snapshot_request_replays_everything_so_far() -> None:

@@ -42,10 +42,12 @@ def model(server: FakeOpenAI) -> str:
 
 
 async def until(check: Any, timeout: float = 30.0) -> None:
+    """Wait for `check()`; a hang guard (raises `TimeoutError` after `timeout` s), not a time limit under test."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not check():
-        assert loop.time() < deadline, "timed out"
+        if loop.time() > deadline:
+            raise TimeoutError(f"hung: {check} did not hold within {timeout} s")
         await asyncio.sleep(0.01)
 
 

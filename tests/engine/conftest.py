@@ -334,8 +334,10 @@ __all__ = [
 ]
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 2.0) -> bool:
-    """Poll `check` until it holds (for effects the event loop finishes in the background)."""
+async def eventually(check: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Poll `check` until it holds (for effects the event loop finishes in the background).
+
+    `timeout` is a hang guard, generous for a loaded machine: a check that holds returns at once."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not check():
         if asyncio.get_running_loop().time() > deadline:

@@ -118,7 +118,7 @@ def _routed(
         if gate is not None:
             if len(started) >= 2:
                 gate.set()
-            await asyncio.wait_for(gate.wait(), 2)  # both members must be in flight at once
+            await asyncio.wait_for(gate.wait(), 30)  # both members must be in flight at once (a hang guard)
         answer = answers[question]
         if info.output_tools:
             yield {0: DeltaToolCall(name=info.output_tools[0].name, json_args=answer, tool_call_id="o")}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,12 +32,17 @@ from .conftest import (
 pytestmark = pytest.mark.anyio
 
 log: list[str] = []
+release_sync = threading.Event()
+"""Lets `slow_sync` return; set only after a test has checked that the run did not wait for it."""
+sync_returned = threading.Event()
+HANG_GUARD_S = 60
+"""A hang guard, not a time limit under test: a run Stop cannot end fails the test after this long."""
 
 
 def slow_sync() -> str:
-    """Block for a second."""
-    time.sleep(1.0)
-    log.append("sync finished")
+    """Block until the test releases it (a sync tool Stop cannot interrupt)."""
+    release_sync.wait(HANG_GUARD_S)
+    sync_returned.set()
     return "late"
 
 
@@ -59,7 +63,11 @@ def guarded_write() -> str:
 
 
 async def never_answers(request: ApprovalRequested) -> bool:
-    await asyncio.Event().wait()
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        log.append("approval cancelled")
+        raise
     return True
 
 
@@ -73,6 +81,24 @@ class Case:
     approve: Any = None
     partial: dict[str, str] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
+    interrupted: Callable[[], bool] = lambda: True
+    """Whether what the run was waiting for when Stop came was cut short (it would finish in 10 s, or never)."""
+
+
+def _scripted(template: Any, script: Script, stop_when: Callable[[Event], bool], **kw: Any) -> Case:
+    """A case whose model sleeps 10 s where Stop comes: the stop must cancel that sleep, not wait it out.
+
+    (Stop may come before the request starts; then no request ran at all. None may run to its end.)"""
+    return Case(template, script.model, stop_when, interrupted=lambda: _none_finished(script), **kw)
+
+
+def _none_finished(script: Script) -> bool:
+    return script.cancelled == len(script.requests)
+
+
+def _guarded(guard: Script, main: Script, stop_when: Callable[[Event], bool]) -> Case:
+    return Case(template(slot("g", "halt"), slot("answer")), routed(guard, main), stop_when,
+                interrupted=lambda: _none_finished(guard) and not main.requests)
 
 
 def _kind(kind: str, **fields: Any) -> Callable[[Event], bool]:
@@ -84,32 +110,34 @@ def cases() -> dict[str, Callable[[], Case]]:
     return {
         "before the first request": lambda: Case(template(slot("answer")), Script(["x"]).model, None),
         "after RunStarted": lambda: Case(template(slot("answer")), Script(["x"]).model, _kind("run_started")),
-        "waiting for the first token": lambda: Case(
-            template(slot("answer")), Script([Sleep(10), "x"]).model, _kind("slot_started")
+        "waiting for the first token": lambda: _scripted(
+            template(slot("answer")), Script([Sleep(10), "x"]), _kind("slot_started")
         ),
-        "mid-stream": lambda: Case(
+        "mid-stream": lambda: _scripted(
             template(slot("answer")),
-            Script(["Dr ", Sleep(10), "x"]).model,
+            Script(["Dr ", Sleep(10), "x"]),
             _kind("token_delta"),
             partial={"answer": "Dr "},
         ),
-        "while thinking": lambda: Case(
-            template(slot("answer")), Script([Think("hmm"), Sleep(10), "x"]).model, _kind("thinking_delta")
+        "while thinking": lambda: _scripted(
+            template(slot("answer")), Script([Think("hmm"), Sleep(10), "x"]), _kind("thinking_delta")
         ),
-        "drafting a typed slot": lambda: Case(
-            template(slot("n", "int")), Script([Sleep(10), Final(1)]).model, _kind("slot_started")
+        "drafting a typed slot": lambda: _scripted(
+            template(slot("n", "int")), Script([Sleep(10), Final(1)]), _kind("slot_started")
         ),
         "during a sync tool": lambda: Case(
             template(tools_slot),
             Script([Call("slow_sync")], ["x"]).model,
             _kind("tool_started"),
             tools=[slow_sync],
+            interrupted=lambda: not sync_returned.is_set(),  # the thread was abandoned (it is still blocked)
         ),
         "during an async tool": lambda: Case(
             template(tools_slot),
             Script([Call("slow_async")], ["x"]).model,
             _kind("tool_started"),
             tools=[slow_async],
+            interrupted=lambda: log == ["async cancelled"],
         ),
         "during an approval wait": lambda: Case(
             template(tools_slot),
@@ -117,37 +145,43 @@ def cases() -> dict[str, Callable[[], Case]]:
             _kind("approval_requested"),
             tools=[guarded_write],
             approve=never_answers,
+            interrupted=lambda: log == ["approval cancelled"],
         ),
-        "between slots": lambda: Case(
-            template(slot("a"), slot("b")),
-            Script(["A"], ["B"]).model,
-            _kind("slot_completed", slot="a"),
-            results={"a": "A"},
-        ),
-        "during a guard": lambda: Case(
-            template(slot("g", "halt"), slot("answer")),
-            routed(Script(verdict(False, after=10)), Script(["x"])),
-            _kind("slot_started", slot="answer"),
-        ),
+        "between slots": lambda: _between_slots(),
+        "during a guard": lambda: _guarded(Script(verdict(False, after=10)), Script(["x"]), _kind("slot_started",
+                                                                                                   slot="answer")),
     }
+
+
+def _between_slots() -> Case:
+    script = Script(["A"], ["B"])
+    return Case(template(slot("a"), slot("b")), script.model, _kind("slot_completed", slot="a"),
+                results={"a": "A"}, interrupted=lambda: len(script.requests) == 1)  # slot b never asked
 
 
 @pytest.mark.parametrize("name", list(cases()))
 async def test_stop_ends_the_run_stopped(name: str) -> None:
     log.clear()
+    release_sync.clear()
+    sync_returned.clear()
     baseline = tasks_now()
     case = cases()[name]()
     run = start_run(case.template, model=case.model, tools=case.tools, approve=case.approve)
     if case.stop_when is None:
         run.cancel()
     seen: list[Event] = []
-    stopped_at = 0.0
-    async for event in run.events():
-        seen.append(event)
-        if case.stop_when is not None and case.stop_when(event) and not stopped_at:
-            stopped_at = time.monotonic()
-            run.cancel()
-    assert time.monotonic() - (stopped_at or time.monotonic()) < 0.5
+    stopped = case.stop_when is None
+    try:
+        async with asyncio.timeout(HANG_GUARD_S):
+            async for event in run.events():
+                seen.append(event)
+                if not stopped and case.stop_when is not None and case.stop_when(event):
+                    stopped = True
+                    run.cancel()
+        # Ended by the stop, not by waiting out what was in progress (which takes 10 s, or forever).
+        assert case.interrupted(), f"the run waited for what Stop interrupted; log {log}"
+    finally:
+        release_sync.set()
     endings = [e for e in seen if isinstance(e, ProcessingComplete)]
     assert len(endings) == 1 and seen[-1] is endings[0]
     result = await run
@@ -155,10 +189,6 @@ async def test_stop_ends_the_run_stopped(name: str) -> None:
     assert result.partial == case.partial
     assert result.results == case.results
     assert await leftover_tasks(baseline) == []
-    if name == "during an async tool":
-        assert log == ["async cancelled"]
-    if name == "during a sync tool":
-        assert log == []  # the thread was abandoned; its late result is ignored
 
 
 async def test_cancelling_the_consumer_still_ends_the_run_stopped() -> None:
@@ -208,4 +238,5 @@ async def test_stop_from_another_thread() -> None:
     thread = threading.Thread(target=run.cancel)
     thread.start()
     thread.join()
-    assert (await asyncio.wait_for(run.wait(), 1)).status == "stopped"
+    assert (await asyncio.wait_for(run.wait(), HANG_GUARD_S)).status == "stopped"
+    assert script.cancelled == 1  # the model's 10 s sleep was cut short, not waited out

@@ -68,6 +68,28 @@ def open_session(name: str, *, session_type: type[KernelSession] = KernelSession
     return session
 
 
+STOP_GUARD_S = 60
+"""A hang guard for waits on a stop, not a time limit under test (latency lives in bench/stop_latency.py)."""
+
+ENDLESS = """
+import asyncio as _asyncio, itertools as _itertools
+from pydantic_ai.models.function import FunctionModel as _FunctionModel
+
+async def _endless_stream(messages, info):
+    for i in _itertools.count():
+        yield f"w{i} "
+        await _asyncio.sleep(0.02)
+
+endless = _FunctionModel(stream_function=_endless_stream, model_name="endless")
+"""
+"""Defines `endless` in the kernel: a model that streams until stopped, so a run that ends `stopped`
+was ended by the stop (not by finishing first), and a stop that never lands hangs the wait instead."""
+
+
+def define_endless(kernel: KernelSession) -> None:
+    kernel.run(ENDLESS)
+
+
 def start_cell(kernel: KernelSession, code: str, *, cell_id: str | None = None) -> tuple[str, WidgetComm]:
     """Execute an %%agent cell and return its msg_id and the new widget's comm."""
     before = {c.comm_id for c in kernel.agent_widgets()}

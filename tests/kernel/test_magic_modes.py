@@ -6,31 +6,37 @@ Stop button), subshell requests, and SIGINT through the kernel manager (Kernel โ
 
 from __future__ import annotations
 
-import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
-from tests.kernel.conftest import start_cell
+from tests.kernel.conftest import STOP_GUARD_S, define_endless, start_cell
 from tests.kernelclient import KernelSession
 
 pytestmark = pytest.mark.kernel
-LONG = "%%agent -o {name}\nExplain photosynthesis in detail.\n[[answer]]"
+LONG = "%%agent -o {name} -m endless\nExplain photosynthesis in detail.\n[[answer]]"
+"""A run that streams until stopped: `stopped` can only come from the stop under test."""
+
+
+@pytest.fixture(autouse=True)
+def _endless(kernel: KernelSession) -> Iterator[None]:
+    define_endless(kernel)
+    yield
 
 
 def status(comm_state: dict[str, object]) -> object:
     return comm_state.get("status")
 
 
-def test_stop_by_comm_message_is_fast(kernel: KernelSession) -> None:
+def test_stop_by_comm_message_stops_the_run(kernel: KernelSession) -> None:
     _, comm = start_cell(kernel, LONG.format(name="fast"))
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
-    sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
-    stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    # The notes measured 2-5 ms on an idle kernel (a completed run would read 'completed', not 'stopped').
-    # Latency is measured in bench/stop_latency.py; here only "at once, not after the stream": a loaded
-    # machine may take more than 100 ms.
-    assert stopped - sent < 2.0, f"stop took {1000 * (stopped - sent):.1f} ms"
+    kernel.send_custom(comm.comm_id, {"kind": "stop"})
+    # The stream never ends by itself, so `stopped` is the stop's doing. Latency (2-5 ms on an idle
+    # kernel in the notes) is measured in bench/stop_latency.py, not asserted here.
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
+    assert kernel.run("print(fast.status, fast.answer.startswith('w0'))").strip() == "stopped True"
 
 
 def test_stop_from_another_thread_wakes_the_loop(kernel: KernelSession) -> None:
@@ -45,10 +51,8 @@ def test_stop_from_another_thread_wakes_the_loop(kernel: KernelSession) -> None:
                "_w = threaded.widget\n"
                "_t = threading.Thread(target=lambda: (time.sleep(0.3), _w._on_frontend_msg(_w, {'kind': 'stop'}, [])))\n"
                "_t.start()")
-    sent = time.monotonic() + 0.3
-    stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    assert stopped - sent < 2.0
-    assert kernel.run("print(threaded.status)").strip() == "stopped"
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
+    assert kernel.run("_t.join(); print(threaded.status)").strip() == "stopped"
 
 
 def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
@@ -63,10 +67,8 @@ def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
     stop = kernel.kc.session.msg("comm_msg", {"comm_id": comm.comm_id,
                                               "data": {"method": "custom", "content": {"kind": "stop"}}})
     stop["header"]["subshell_id"] = subshell_id
-    sent = time.monotonic()
     kernel.kc.shell_channel.send(stop)
-    stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-    assert stopped - sent < 2.0
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
 
 
 def test_rerunning_a_cell_replaces_its_run(kernel: KernelSession) -> None:
@@ -74,11 +76,11 @@ def test_rerunning_a_cell_replaces_its_run(kernel: KernelSession) -> None:
     _, first = start_cell(kernel, LONG.format(name="again"), cell_id=cell_id)
     kernel.wait_until(lambda: kernel.streamed_text(first) != "", what="first run streams")
     _, second = start_cell(kernel, LONG.format(name="again"), cell_id=cell_id)
-    kernel.wait_until(lambda: status(first.state) == "stopped", timeout=5, what="first run stopped")
+    kernel.wait_until(lambda: status(first.state) == "stopped", timeout=STOP_GUARD_S, what="first run stopped")
     kernel.wait_until(lambda: kernel.streamed_text(second) != "", what="second run streams")
     assert status(second.state) == "running"
     kernel.send_custom(second.comm_id, {"kind": "stop"})
-    kernel.wait_until(lambda: status(second.state) == "stopped", timeout=5, what="second stopped")
+    kernel.wait_until(lambda: status(second.state) == "stopped", timeout=STOP_GUARD_S, what="second stopped")
 
 
 def test_agent_stop_stops_every_background_run(kernel: KernelSession) -> None:
@@ -86,7 +88,7 @@ def test_agent_stop_stops_every_background_run(kernel: KernelSession) -> None:
     _, b = start_cell(kernel, LONG.format(name="b"))
     kernel.wait_until(lambda: kernel.streamed_text(a) != "" and kernel.streamed_text(b) != "", what="both stream")
     assert kernel.run("n = %agent stop\nprint(n)").strip() == "2"
-    kernel.wait_until(lambda: status(a.state) == status(b.state) == "stopped", timeout=5, what="both stopped")
+    kernel.wait_until(lambda: status(a.state) == status(b.state) == "stopped", timeout=STOP_GUARD_S, what="both stopped")
 
 
 def test_interrupt_hook_stops_background_runs_while_idle(kernel: KernelSession) -> None:
@@ -95,10 +97,8 @@ def test_interrupt_hook_stops_background_runs_while_idle(kernel: KernelSession) 
         _, comm = start_cell(kernel, LONG.format(name="intr"))
         kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
         kernel.pump(0.2)  # let the execute_reply arrive: the kernel is idle again
-        sent = time.monotonic()
         kernel.km.interrupt_kernel()
-        stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-        assert stopped - sent < 0.5
+        kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
     finally:
         kernel.run("%agent config interrupt_stops_runs=false")
     # Without the hook, Interrupt leaves a background run alone (SPEC ยง6: opt-in).
@@ -109,27 +109,28 @@ def test_interrupt_hook_stops_background_runs_while_idle(kernel: KernelSession) 
     kernel.pump(0.5)
     assert status(comm.state) == "running"
     kernel.send_custom(comm.comm_id, {"kind": "stop"})
-    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
 
 
 def test_wait_blocks_until_the_run_ends_and_returns_its_result(kernel: KernelSession) -> None:
     msg_id, comm = start_cell(kernel, "%%agent --wait -o w\nSay something short.\n[[answer]]")
-    t_reply = kernel.wait_until(lambda: msg_id in kernel.replies, timeout=60, what="reply")
-    assert status(comm.state) == "completed"
-    assert comm.updates and max(t for t, s in comm.updates if s.get("status") == "completed") <= t_reply
+    kernel.wait_until(lambda: msg_id in kernel.replies and msg_id in kernel.idle, timeout=60, what="reply")
+    # The cell's own result is the finished run: it could only be made once the run had ended.
     results = [o for o in kernel.outputs[msg_id] if o["msg_type"] == "execute_result"]
     assert results and "completed" in results[0]["content"]["data"]["text/plain"]
+    kernel.wait_until(lambda: status(comm.state) == "completed", timeout=STOP_GUARD_S, what="completed")
     assert kernel.run("print(w.status)").strip() == "completed"
 
 
 def test_wait_stop_button(kernel: KernelSession) -> None:
-    msg_id, comm = start_cell(kernel, "%%agent --wait -o ws\nExplain photosynthesis in detail.\n[[answer]]")
+    dispatches_while_awaiting = kernel.version >= (7, 4)  # ipykernel PR #1565
+    model = "endless" if dispatches_while_awaiting else "offline"  # older kernels: the run must end by itself
+    msg_id, comm = start_cell(kernel, f"%%agent --wait -o ws -m {model}\nExplain photosynthesis in detail.\n[[answer]]")
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
-    sent = kernel.send_custom(comm.comm_id, {"kind": "stop"})
-    if kernel.version >= (7, 4):
-        # ipykernel 7.4 dispatches comm messages while a cell awaits (ipykernel PR #1565).
-        stopped = kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
-        assert stopped - sent < 0.2
+    kernel.send_custom(comm.comm_id, {"kind": "stop"})
+    if dispatches_while_awaiting:
+        # The click reached the run while the cell awaited it: the endless run ended `stopped`.
+        kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
         assert comm.state.get("hint") == ""
     else:
         # Older kernels queue the click until the cell ends; the widget says to use Interrupt.
@@ -140,11 +141,11 @@ def test_wait_stop_button(kernel: KernelSession) -> None:
 
 
 def test_wait_interrupt_stops_the_run(kernel: KernelSession) -> None:
-    msg_id, comm = start_cell(kernel, "%%agent --wait -o wi\nExplain photosynthesis in detail.\n[[answer]]")
+    msg_id, comm = start_cell(kernel, "%%agent --wait -o wi -m endless\nExplain photosynthesis in detail.\n[[answer]]")
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
     kernel.km.interrupt_kernel()
-    kernel.wait_until(lambda: msg_id in kernel.replies, timeout=10, what="reply")
-    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    kernel.wait_until(lambda: msg_id in kernel.replies, timeout=STOP_GUARD_S, what="reply")
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
     assert kernel.replies[msg_id][1]["content"]["status"] == "error"
     assert kernel.run("print(wi.status, bool(wi.answer))").strip() == "stopped True"
 
@@ -154,7 +155,7 @@ def test_a_kernel_with_nest_asyncio_applied_still_runs_and_stops(kernel: KernelS
     _, comm = start_cell(kernel, LONG.format(name="nested"))
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
     kernel.send_custom(comm.comm_id, {"kind": "stop"})
-    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=5, what="stopped")
+    kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
     msg_id, done = start_cell(kernel, "%%agent --wait -o nested2 -m offline:fast\nHi.\n[[answer]]")
     kernel.wait_until(lambda: msg_id in kernel.replies, timeout=30, what="reply")
     assert status(done.state) == "completed"

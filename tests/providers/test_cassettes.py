@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,6 +14,7 @@ from agentcell.errors import ModelConfigError
 from agentcell.launch import cassette_model
 from agentcell.models import record
 from agentcell.providers import CASSETTE_VERSION, Cassette, ReplayModel, replay
+from agentcell.providers import cassette as cassette_module
 from tests.openai_server import Call, Fail, FakeOpenAI, Reply, Text, Think, Usage
 
 from .conftest import kinds, lookup_module, of
@@ -75,12 +77,21 @@ async def test_the_cassette_is_versioned_readable_json_with_tool_results(tmp_pat
     assert path.read_text().count("\n") > 50  # indented, one field a line: diffable and hand-editable
 
 
-async def test_replay_streams_at_a_readable_pace(tmp_path: Path) -> None:
+async def test_replay_streams_at_a_readable_pace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pace comes from waiting `delay` before each streamed word (observed as the sleeps asked for)."""
     path, _, _ = await record_run(tmp_path)
-    started = time.monotonic()
+    asked: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float) -> None:
+        asked.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(cassette_module, "asyncio", SimpleNamespace(sleep=sleep))
     result = await start_run(TEMPLATE, model=replay(path, delay=0.01), tools=[lookup_module])
     words = len(ANSWER.split()) + len(["Look", "it", "up", "first.", "Now", "I", "know."])
-    assert result.status == "completed" and time.monotonic() - started >= words * 0.01
+    assert result.status == "completed"
+    assert asked == [0.01] * words  # one wait per word of text and thinking; none for tool calls
 
 
 async def test_a_diverging_prompt_says_where(tmp_path: Path) -> None:

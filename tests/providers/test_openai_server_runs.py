@@ -6,8 +6,10 @@ user pointing at Ollama would: `openai-compat:MODEL@BASE_URL`, or an `OpenAIChat
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
@@ -24,6 +26,8 @@ from .conftest import eventually, kinds, lookup_module, of, user_model
 pytestmark = pytest.mark.anyio
 
 QUESTION = "Who leads PSYC605? [[answer|use_tools=true]]"
+HANG_GUARD_S = 60
+"""A hang guard, not a time limit under test: a run that never ends fails the test after this long."""
 ANSWER = "PSYC605 (Cognition and Emotion) is led by Dr Ada Byron."
 
 
@@ -91,23 +95,53 @@ async def test_several_calls_in_one_response_all_run(server: FakeOpenAI) -> None
     assert {m["tool_call_id"] for m in tool_messages} == {"c1", "c2"}
 
 
-async def test_stop_mid_stream_closes_the_connection_within_200ms(server: FakeOpenAI) -> None:
+@dataclass
+class Waits:
+    """The back-off waits `RetryingModel` asked for, how each ended, and how many requests the server had then."""
+
+    asked: list[float] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+    requests_after: list[int] = field(default_factory=list)
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch, server: FakeOpenAI) -> Waits:
+    """Every `RetryingModel` built during the test waits through a recorder (a real `asyncio.sleep`)."""
+    seen = Waits()
+    real_init = RetryingModel.__init__
+
+    async def sleep(seconds: float) -> None:
+        seen.asked.append(seconds)
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            seen.ended.append("cancelled")
+            raise
+        seen.ended.append("waited")
+        seen.requests_after.append(len(server.chat_requests))
+
+    def init(self: RetryingModel, wrapped: Any, **options: Any) -> None:
+        options.setdefault("sleep", sleep)
+        real_init(self, wrapped, **options)
+
+    monkeypatch.setattr(RetryingModel, "__init__", init)
+    return seen
+
+
+async def test_stop_mid_stream_closes_the_connection(server: FakeOpenAI) -> None:
     words = " ".join(f"word{i}" for i in range(200))
-    server.script(Reply(Text(words, pieces=200, delay=0.02)))
+    server.script(Reply(Text(words, pieces=200, delay=0.05)))  # 10 s of stream: only a Stop ends it early
     run = start_run("Talk for a long time. [[answer]]", model=user_model(server))
     await eventually(lambda: len(of(run.events_so_far, "token_delta")) >= 5)
-    stopped_at = time.monotonic()
     run.cancel()
-    result = await run
-    returned_after = time.monotonic() - stopped_at
+    result = await asyncio.wait_for(run.wait(), HANG_GUARD_S)
 
     (request,) = server.chat_requests
-    await eventually(lambda: request.disconnected_at is not None, timeout=2)
-    assert request.disconnected_at is not None
-    latency = request.disconnected_at - stopped_at
-    assert latency < 0.2, f"server saw the disconnect {latency * 1000:.0f} ms after Stop"
-    assert request.outcome == "disconnected" and request.chunks_sent < 100
-    assert result.status == "stopped" and returned_after < 0.5
+    await eventually(lambda: request.outcome != "pending", timeout=HANG_GUARD_S)
+    # The client closed the connection: the server saw it go before its response was complete.
+    assert request.outcome == "disconnected" and request.disconnected_at is not None
+    assert request.chunks_sent < 200
+    assert result.status == "stopped"
     shown = "".join(e.text for e in of(run.events_so_far, "token_delta"))
     assert shown and result.partial["answer"] == shown
     assert words.startswith(shown)
@@ -115,7 +149,7 @@ async def test_stop_mid_stream_closes_the_connection_within_200ms(server: FakeOp
     assert failed.status == "stopped" and failed.partial == shown
 
 
-async def test_429_then_200_waits_the_advertised_time_and_shows_retrying(server: FakeOpenAI) -> None:
+async def test_429_then_200_waits_the_advertised_time_and_shows_retrying(server: FakeOpenAI, waits: Waits) -> None:
     server.script(Fail(429, "Rate limit reached for requests", retry_after=0.2, type="requests",
                        code="rate_limit_exceeded"), Reply(Text("Done after waiting.")))
     run = start_run("Hi [[answer]]", model=user_model(server))  # a hand-built model gets retries too
@@ -126,9 +160,9 @@ async def test_429_then_200_waits_the_advertised_time_and_shows_retrying(server:
     assert kinds(run.events_so_far, collapse=True, skip=("http_exchange",))[:5] == [
         "run_started", "slot_started", "model_request", "retrying", "token_delta"]
     refused, served = server.chat_requests  # the SDK's own silent retries are off: exactly two requests
-    assert refused.status == 429 and refused.finished_at is not None
-    waited = served.received_at - refused.finished_at
-    assert 0.2 <= waited < 0.45, waited
+    assert refused.status == 429 and served.outcome == "completed"
+    # It waited the advertised Retry-After, to the end, and asked again only then.
+    assert (waits.asked, waits.ended, waits.requests_after) == ([0.2], ["waited"], [1])
     wire = to_wire(retrying, t=0.0)
     assert json.loads(json.dumps(wire))["kind"] == "retrying"
 
@@ -232,14 +266,13 @@ async def test_400_fails_at_once_with_the_providers_message(server: FakeOpenAI) 
     assert result.error is not None and "refused the request (HTTP 400): max_tokens is too large" in result.error
 
 
-async def test_stop_during_a_backoff_wait_stops_at_once(server: FakeOpenAI) -> None:
+async def test_stop_during_a_backoff_wait_stops_at_once(server: FakeOpenAI, waits: Waits) -> None:
     server.script(Fail(429, "wait a long time", retry_after=30))
     run = start_run("Hi [[answer]]", model=compat(server))
     await eventually(lambda: of(run.events_so_far, "retrying"))
-    stopped_at = time.monotonic()
     run.cancel()
-    result = await run
-    assert time.monotonic() - stopped_at < 5  # not the 30 s back-off (a loaded machine may take a moment)
+    result = await asyncio.wait_for(run.wait(), HANG_GUARD_S)
+    assert (waits.asked, waits.ended) == ([30], ["cancelled"])  # Stop cut the back-off short
     assert result.status == "stopped" and len(server.chat_requests) == 1
 
 
