@@ -119,6 +119,20 @@ OBSERVE = """() => {
   });
   mo.observe(document.body, { subtree: true, attributes: true, attributeFilter: ["data-status"] });
   window.__bench.mo = mo;
+  // Long animation frames (Chromium's LoAF): which scripts a long frame ran, at no tracing cost.
+  window.__bench.frames = [];
+  if (window.__bench_lo) window.__bench_lo.disconnect();
+  try {
+    window.__bench_lo = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__bench.frames.push({
+        start: e.startTime, duration: e.duration, blocking: e.blockingDuration,
+        render: e.renderStart ? e.startTime + e.duration - e.renderStart : 0,
+        scripts: e.scripts.map((x) => ({ invoker: x.invoker, fn: x.sourceFunctionName,
+          url: (x.sourceURL || "").slice(-40), ms: Math.round(x.duration),
+          forced_layout_ms: Math.round(x.forcedStyleAndLayoutDuration) })) });
+    });
+    window.__bench_lo.observe({ type: "long-animation-frame", buffered: false });
+  } catch (err) { /* no LoAF in this browser */ }
   window.__bench.t0 = performance.now();
   return true;
 }"""
@@ -233,7 +247,8 @@ def observe(page: Any, cdp: Any, start: Any, wait_done: Any, *, kind: str) -> di
     t_done = page.evaluate("() => performance.now()")
     page.wait_for_timeout(3000)  # what lands after the end: the `final` trait, the static twin
     busy = delta(m1, metrics(cdp))
-    bench = page.evaluate("() => ({ longtasks: window.__bench.longtasks, completedAt: window.__bench.completedAt })")
+    bench = page.evaluate("() => ({ longtasks: window.__bench.longtasks, completedAt: window.__bench.completedAt,"
+                          " frames: window.__bench.frames })")
     end_at = bench["completedAt"] or t_done
     during = [t["duration"] for t in bench["longtasks"] if t["start"] + t["duration"] < end_at]
     at_end = [t["duration"] for t in bench["longtasks"] if t["start"] + t["duration"] >= end_at]
@@ -255,7 +270,21 @@ def observe(page: Any, cdp: Any, start: Any, wait_done: Any, *, kind: str) -> di
         "style_s": round(busy["RecalcStyleDuration"], 3),
         "heap_growth_mb": round(busy["JSHeapUsedSize"] / 1e6, 1),
         "main_thread_busy_fraction": round(busy["TaskDuration"] / (wall + 3.0), 3),
+        "long_frames": _long_frames(bench["frames"], end_at),
     }
+
+
+def _long_frames(frames: list[dict[str, Any]], end_at: float) -> list[str]:
+    """Each animation frame with a task over the goal: when, how long, rendering, and the scripts it ran."""
+    out = []
+    for f in frames:
+        if f["blocking"] <= 0 and f["duration"] - f["render"] <= GOAL_LONG_TASK_MS:
+            continue
+        when = "end" if f["start"] + f["duration"] >= end_at else "during"
+        scripts = "; ".join(f"{x['invoker'][:60]} {x['fn']} {x['ms']} ms (forced layout {x['forced_layout_ms']})"
+                            for x in f["scripts"] if x["ms"] >= 2)
+        out.append(f"{when} {f['duration']:.0f} ms (render {f['render']:.0f}): {scripts or 'no script'}")
+    return out
 
 
 def idle_baseline(page: Any, cdp: Any, seconds: float = 8.0) -> dict[str, Any]:
@@ -484,6 +513,8 @@ def report(payload: dict[str, Any]) -> None:
         for n in ("widget", "print_unpaced", "print_paced"):
             during, at_end = cost[n]["long_tasks_during_ms"], cost[n]["long_tasks_at_end_ms"]
             print(f"{n}: long tasks during {during}, at the end {at_end}")
+        for line in cost["widget"].get("long_frames", []):
+            print(f"    long frame, widget run: {line}")
         print(f"idle baseline: {cost['idle']}")
         print("\n".join(cost["widget"].get("profile_top", [])))
         for task in cost["widget"].get("long_task_anatomy", []):

@@ -13,7 +13,7 @@ describe.skipIf(!existsSync(bundle))("built bundle", () => {
     expect(typeof mod.default.render).toBe("function");
     const model = new FakeModel({ status: "running" });
     const el = document.createElement("div");
-    const cleanup = mod.default.render({ model, el });
+    const cleanup = await mod.default.render({ model, el });
     expect(model.sent).toEqual([{ kind: "snapshot_request" }]);
     model.emit({
       kind: "snapshot",

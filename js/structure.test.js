@@ -21,7 +21,7 @@ const LAYERS = [
   ["teach/", ["teach/", "state.js", "format.js", "render/", "../src/agentcell/teaching.json"]],
   ["view/", ["view/", "state.js", "format.js", "render/", "transcript.js", "teach/"]],
   ["view.js", ["view/", "state.js", "render/dom.js", "transcript.js"]],
-  ["widget.js", ["view.js", "widget.css"]],
+  ["widget.js", ["view.js", "markdown.js", "widget.css"]],
   ["batch/", ["batch/", "view.js", "format.js", "render/dom.js"]],
   ["batch.js", ["batch/", "widget.css"]],
 ];

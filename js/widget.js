@@ -1,8 +1,34 @@
 // anywidget entry: `export default { render }`. See view.js for the wiring and state.js for the reducer.
+//
+// The heavy parts of the bundle are evaluated lazily, each in a task of its own, when the first view
+// renders: marked and DOMPurify (markdown.js), then the view. Evaluated with the module they were one
+// task of ~45 ms (marked builds its grammar's regular expressions when it is evaluated), and the first
+// render ran in the same task (BENCHMARKS.md §4). esbuild bundles the `import()`s into this one file as
+// lazily initialised modules: nothing is fetched.
 import "./widget.css";
-import { createView } from "./view.js";
 
-function render({ model, el }) {
+export const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Run `steps` in order, each in a new task (after `yieldTask()`); resolves to the last step's value. */
+export async function inTasks(steps, yieldTask = nextTask) {
+  let value;
+  for (const step of steps) {
+    await yieldTask();
+    value = await step();
+  }
+  return value;
+}
+
+let loading = null;
+
+/** The view module, loaded once: markdown.js evaluated in one task, view.js in the next. */
+export function loadView() {
+  loading ??= inTasks([() => import("./markdown.js"), () => import("./view.js")]);
+  return loading;
+}
+
+async function render({ model, el }) {
+  const { createView } = await loadView();
   const view = createView(model, el);
   return () => view.destroy();
 }

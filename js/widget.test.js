@@ -33,10 +33,10 @@ function send(model, view, events) {
 }
 
 describe("render entry", () => {
-  it("exports { render } and returns a cleanup that detaches listeners", () => {
+  it("exports { render } and resolves to a cleanup that detaches listeners", async () => {
     const model = new FakeModel();
     const el = document.createElement("div");
-    const cleanup = widget.render({ model, el });
+    const cleanup = await widget.render({ model, el });
     expect(el.querySelector(".agentcell")).not.toBeNull();
     expect(model.listenerCount()).toBeGreaterThan(0);
     expect(model.sent).toEqual([{ kind: "snapshot_request" }]);
@@ -141,7 +141,7 @@ describe("stage 1: header, status, stop, answer", () => {
   it("renders on the next animation frame without an explicit flush", async () => {
     const model = new FakeModel({ status: "running" });
     const el = document.createElement("div");
-    const cleanup = widget.render({ model, el });
+    const cleanup = await widget.render({ model, el });
     model.emit({ kind: "events", events: [ev.runStarted(), ev.token("streamed")] });
     await new Promise((r) => setTimeout(r, 300));
     expect(el.querySelector('.agentcell-answer[data-slot="answer"]').textContent).toContain("streamed");

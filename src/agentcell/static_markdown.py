@@ -55,3 +55,16 @@ def markdown_html(text: str) -> str:
     """`text` rendered as Markdown; anything that is not Markdown stays escaped text."""
     rendered: str = _parser().render(text)
     return rendered
+
+
+def blocks_end(text: str, limit: int) -> int:
+    """Where the top-level Markdown blocks of `text[:limit]` end, without the last one (the cut at `limit`
+    may have split it): a prefix of `text` that renders on its own as it does within the whole text."""
+    prefix = text[:limit]
+    starts = [t.map[0] for t in _parser().parse(prefix) if t.level == 0 and t.map is not None and t.nesting >= 0]
+    if len(starts) < 2:
+        return 0
+    offset = 0
+    for _ in range(starts[-1]):
+        offset = prefix.index("\n", offset) + 1
+    return offset

@@ -19,13 +19,20 @@ from typing import Any
 
 from .labels import label, status_label
 from .static_items import as_json, e, item_html, item_line, pre
-from .static_markdown import markdown_html
+from .static_markdown import blocks_end, markdown_html
 from .static_teaching import saved_teaching, teaching_css
 from .transcript import Slot, Transcript, is_text_type
 
 MIME_HTML = "text/html"
 MIME_PLAIN = "text/plain"
 UNFINISHED = "still running when this output was saved"
+MARKDOWN_BUDGET = 30_000
+"""Characters of answer text per transcript rendered as Markdown; the rest of a longer answer is kept verbatim
+as plain text (still all there, and all of it in `text/plain`). JupyterLab reads every HTML output of a cell
+again with its sanitizer, in one task, whenever the cell's outputs change (its table of contents), and renders
+it: for the 50,000-token answer of BENCHMARKS.md §4 rendered as Markdown (381 KB of markup) the sanitizer
+alone took 81–300 ms, for the same text as plain text 5–16 ms."""
+PLAIN_NOTE = "The rest of this answer ({n:,} characters) is shown as plain text in the saved view."
 
 # Scoped to the rendering; JupyterLab's theme variables with neutral fallbacks. Renderers that strip
 # <style> (GitHub, sanitizers) still get readable semantic HTML. The first rule hides the widget
@@ -53,6 +60,7 @@ _CSS = """
 .agentcell-static .ac-answer{margin-top:6px}
 .agentcell-static .ac-answer p{margin:4px 0}
 .agentcell-static .ac-answer pre{white-space:pre}
+.agentcell-static .ac-plain{white-space:pre-wrap}
 .agentcell-static .ac-answer table{border-collapse:collapse}
 .agentcell-static .ac-answer th,.agentcell-static .ac-answer td{border:1px solid
  var(--jp-border-color2,rgba(128,128,128,.4));
@@ -86,7 +94,25 @@ def _typed(slot: Slot) -> bool:
     return slot.has_value and not is_text_type(slot.type)
 
 
-def _slot_html(slot: Slot, *, ended: bool) -> str:
+class _Budget:
+    """What is left of `MARKDOWN_BUDGET` while a transcript is rendered (answers in slot order)."""
+
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+
+def _answer_html(text: str, budget: _Budget) -> str:
+    if len(text) <= budget.left:
+        budget.left -= len(text)
+        return markdown_html(text)
+    cut = blocks_end(text, budget.left)
+    budget.left = 0
+    rest = text[cut:]
+    note = f'<div class="ac-muted"><em>{e(PLAIN_NOTE.format(n=len(rest)))}</em></div>'
+    return f'{markdown_html(text[:cut]) if cut else ""}{note}<div class="ac-plain">{e(rest)}</div>'
+
+
+def _slot_html(slot: Slot, *, ended: bool, budget: _Budget) -> str:
     out = [f'<section class="ac-slot" data-slot="{e(slot.name)}" data-status="{e(slot.status)}">'
            f'<h3 class="ac-slot-name">{e(slot.name)} <span class="ac-muted">{e(slot.type)} · '
            f"{e(_slot_status(slot))}</span></h3>"]
@@ -102,7 +128,7 @@ def _slot_html(slot: Slot, *, ended: bool) -> str:
         if slot.answer_stopped or not slot.has_value:
             note = label("partial_answer", status=status_label(slot.status))
             partial = f'<div class="ac-muted"><em>{e(note)}</em></div>'
-        out.append(f'<div class="ac-answer">{markdown_html(slot.answer())}{partial}</div>')
+        out.append(f'<div class="ac-answer">{_answer_html(slot.answer(), budget)}{partial}</div>')
     if slot.error:
         out.append(f'<div class="ac-error">{e(slot.error)}</div>')
     out.append("</section>")
@@ -130,7 +156,8 @@ def transcript_html(
     out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{css}</style>",
            f'<div class="ac-head">{" · ".join(head)}</div>', teach]
     out += [item_html(item, ended=tr.ended) for item in tr.items]
-    out += [_slot_html(slot, ended=tr.ended) for slot in tr.slots.values()]
+    budget = _Budget(MARKDOWN_BUDGET)
+    out += [_slot_html(slot, ended=tr.ended, budget=budget) for slot in tr.slots.values()]
     out.append("</div>")
     return "\n".join(out)
 
