@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_core import to_jsonable_python
 
 from ..events import (
@@ -32,6 +32,7 @@ from ..events import (
     Usage,
 )
 from ..openai_format import to_openai
+from .approvals import resolve_approvals
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -41,6 +42,7 @@ from .compaction import (
     transcript_text,
     with_summary,
 )
+from .contain import Containment
 from .context import estimate_tokens, message_chars, response_tokens
 
 SUMMARY_TOOL_CHARS = 2_000
@@ -174,8 +176,15 @@ def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
 
 
 @dataclass
-class SlotRequests(AbstractCapability[Any]):
-    """Per-slot request hooks: compaction before, `RequestCompleted` + `ContextUpdated` + journal after."""
+class SlotRequests(Containment):
+    """The slot's one pydantic-ai capability: compaction before each request, `RequestCompleted` +
+    `ContextUpdated` + journal after it, containment of process exits around every node (`Containment`)
+    and approvals (`handle_deferred_tool_calls`).
+
+    One capability, not three: pydantic-ai copies the run context for every capability on every hook
+    and passes every stream event through each capability's `wrap_run_event_stream`, so each extra
+    capability costs per event and per round whether it has work to do or not.
+    """
 
     state: RunState
     slot: str
@@ -200,6 +209,11 @@ class SlotRequests(AbstractCapability[Any]):
     _scanned_last: ModelMessage | None = None
     _viewed: bool = False
     """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        return await resolve_approvals(self.state, self.slot, requests)
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""

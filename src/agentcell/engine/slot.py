@@ -29,10 +29,9 @@ from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
-from .approvals import approval_capability
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls, SlotToolset
-from .contain import Containment, cancel_cooperatively, describe, stop_requested
+from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .outputs import Check, Output, plan
@@ -150,7 +149,7 @@ class _AgentCall:
                 deps=state.deps,
                 usage_limits=self.budget.limits,
                 toolsets=self.toolsets,
-                capabilities=[Containment(), approval_capability(state, name), self.requests],
+                capabilities=[self.requests],  # containment and approvals included: one capability
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
