@@ -20,6 +20,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_jsonable_python
 
 from ..events import (
@@ -33,6 +34,7 @@ from ..events import (
 )
 from ..openai_format import to_openai
 from .approvals import resolve_approvals
+from .calls import SlotCalls, SlotToolset
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -190,6 +192,8 @@ class SlotRequests(Containment):
     slot: str
     stream: SlotStream
     model: Model
+    calls: SlotCalls | None = None
+    """The slot's tool calls (`calls.py`), when it uses tools: its toolset is wrapped in `SlotToolset`."""
     _count: int = 0
     _written: int = 0
     _started: float = field(default=0.0)
@@ -209,6 +213,11 @@ class SlotRequests(Containment):
     _scanned_last: ModelMessage | None = None
     _viewed: bool = False
     """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
+        """The slot's tools called through `SlotCalls`; they sit in the agent's own toolset (`tools=`), not in
+        a run toolset next to it: two toolsets make pydantic-ai gather them in new tasks on every step."""
+        return None if self.calls is None else SlotToolset(toolset, calls=self.calls)
 
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
