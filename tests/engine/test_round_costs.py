@@ -95,20 +95,22 @@ async def test_a_tool_round_makes_one_task_more_than_raw_pydantic_ai() -> None:
     assert engine_tasks <= raw_tasks + ROUNDS + 10, (raw_tasks, engine_tasks)
 
 
-async def test_a_slot_run_carries_one_capability(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Containment, approvals and the request hooks are one capability (`SlotRequests`), not three."""
-    seen: list[int] = []
+async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Containment, approvals and the request hooks are one capability (`SlotRequests`), not three, and it is
+    the agent's, not the run's (run capabilities add a second combined layer every hook and event passes)."""
+    seen: list[tuple[int, int]] = []
     original = Agent.run
+    bare = len(Agent(tool_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own
 
     async def run(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
-        seen.append(len(kwargs.get("capabilities") or ()))
+        seen.append((len(kwargs.get("capabilities") or ()), len(self._root_capability.capabilities) - bare))  # type: ignore[attr-defined]
         assert not kwargs.get("toolsets"), "the slot's tools belong in the agent's own toolset"
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(Agent, "run", run)
     result = await complete_async("Go [[answer|use_tools]]", model=tool_model(3), tools=[lookup], journal=False)
     assert result.status == "completed", result.error
-    assert seen == [1]
+    assert seen == [(0, 1)]
 
 
 async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypatch: pytest.MonkeyPatch) -> None:

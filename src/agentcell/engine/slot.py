@@ -146,7 +146,6 @@ class _AgentCall:
                 message_history=self.past,
                 deps=state.deps,
                 usage_limits=self.budget.limits,
-                capabilities=[self.requests],  # containment and approvals included: one capability
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
@@ -176,6 +175,9 @@ def _agent_call(
         calls = SlotCalls(state, name, policies, budget)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
+    # The slot's one capability is the agent's, not the run's: run capabilities nest a second combined
+    # layer that every hook and every stream event passes through, and are re-composed per run.
+    requests = SlotRequests(state=state, slot=name, stream=stream, model=model, calls=calls)
     agent: Agent[Any, Any] = Agent(
         model,
         tools=tools,  # the agent's own toolset, one child: a second one costs tasks per step (see SlotRequests)
@@ -184,12 +186,12 @@ def _agent_call(
         deps_type=state.deps_type,
         name=spec.name,
         retries=retry_budget(options, budget),
+        capabilities=[requests],  # containment and approvals included
     )
     if output.check is not None:
         agent.output_validator(_validator(output.check, stream))
     prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
-    requests = SlotRequests(state=state, slot=name, stream=stream, model=model, calls=calls)
     if resume:  # the slot's own finished rounds go on as history that counts as its record
         prompt, past = None, [*past, *resume]
         stream.resumed = resume
