@@ -32,9 +32,37 @@ class FrontendMsg(TypedDict, total=False):
 
 
 def to_wire(event: Event, *, t: float) -> WireEvent:
-    """Serialize one event; values the browser cannot take become their `repr`."""
-    if isinstance(event, ProcessingComplete):
-        out: WireEvent = {
+    """Serialize one event; values the browser cannot take become their `repr`.
+
+    A fresh top-level dict per call (the caller may add to it); the converted fields are shared with
+    the other readers of the same event (`wire_fields`).
+    """
+    fields, valid = wire_fields(event)
+    out: WireEvent = {**fields, "t": round(t, 3)}
+    if valid:
+        return out
+    clean, _ = scrub(out)  # the comm's JSON must be valid UTF-8, or the whole message (and the view) is lost
+    return clean  # type: ignore[no-any-return]
+
+
+_last: tuple[Event | None, WireEvent, bool] = (None, {}, True)
+"""The event converted last, its fields and whether they are valid UTF-8 (see `wire_fields`)."""
+
+
+def wire_fields(event: Event) -> tuple[WireEvent, bool]:
+    """`event`'s wire fields (no `t`, not scrubbed) and whether they serialize as valid UTF-8 as they are.
+
+    One event is read by several views as it is emitted (the run's sink checks its text, the
+    transcript reduces it, the widget sends it), synchronously one after the other: the conversion of
+    the event seen last is remembered (by identity; events are frozen) so each event is converted and
+    checked once, not once per reader. Treat the result as read-only.
+    """
+    global _last
+    last, fields, valid = _last
+    if last is event:
+        return fields, valid
+    if isinstance(event, ProcessingComplete):  # once per run, and not remembered: it holds the whole result
+        fields = {
             "kind": event.kind,
             "run_id": event.run_id,
             "slot": event.slot,
@@ -43,13 +71,23 @@ def to_wire(event: Event, *, t: float) -> WireEvent:
             "answer": jsonable(event.result.answer),
             "usage": usage_json(event.result.usage),
         }
-    else:
-        out = {f.name: jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}
-        if out["kind"] == "slot_completed" and isinstance(out.get("value"), str) and out.get("text") == out["value"]:
-            del out["text"]  # a text answer: `value` is the text; don't send it twice
-    out["t"] = round(t, 3)
-    clean, _ = scrub(out)  # the comm's JSON must be valid UTF-8, or the whole message (and the view) is lost
-    return clean  # type: ignore[no-any-return]
+        return fields, _valid_utf8(fields)
+    fields = jsonable(event)  # one call in C: the dataclass's fields in order, `repr` for the odd value
+    value = fields.get("value")
+    if fields["kind"] == "slot_completed" and isinstance(value, str) and fields.get("text") == value:
+        del fields["text"]  # a text answer: `value` is the text; don't send it twice
+    valid = _valid_utf8(fields)
+    _last = (event, fields, valid)
+    return fields, valid
+
+
+def needs_scrub(event: Event) -> bool:
+    """Whether some text of `event` is not valid UTF-8 (lone surrogates), so `scrub_event` has work to do.
+
+    Every string `scrub_event` would look at appears unchanged in the event's wire fields, so a wire
+    that serializes cleanly means nothing to scrub; the check is the conversion the views need anyway.
+    """
+    return not wire_fields(event)[1]
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:

@@ -1,19 +1,18 @@
 """Approvals (SPEC §3.7) on pydantic-ai's deferred tools, resolved inside the same run.
 
-A tool with `requires_approval=True` is deferred by pydantic-ai; `HandleDeferredToolCalls` hands the
-pending calls to us, we ask the `approve=` callback (the widget's buttons, or API code) one call at a
-time, and the answers go back as `ToolApproved`/`ToolDenied`. A denial's reason is what the model
-reads as the tool result. Approval fails closed: only `True` or `ApprovalDecision(approved=True)`
-approves; any other answer (`"deny"`, `1`, `None`) or a callback that raises denies, and the reason
-says which it was. Stop during the wait cancels the run like anywhere else.
+A tool with `requires_approval=True` is deferred by pydantic-ai; its `handle_deferred_tool_calls` hook
+(on the slot's capability, `SlotRequests`) hands the pending calls to `resolve_approvals`, we ask the
+`approve=` callback (the widget's buttons, or API code) one call at a time, and the answers go back as
+`ToolApproved`/`ToolDenied`. A denial's reason is what the model reads as the tool result. Approval
+fails closed: only `True` or `ApprovalDecision(approved=True)` approves; any other answer (`"deny"`,
+`1`, `None`) or a callback that raises denies, and the reason says which it was. Stop during the wait
+cancels the run like anywhere else.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import RunContext
-from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_core import to_jsonable_python
 
@@ -27,20 +26,21 @@ NO_APPROVER = (
 )
 
 
-def approval_capability(state: RunState, slot: str) -> HandleDeferredToolCalls[Any]:
-    """The capability that resolves a slot's approval requests through `state.approve`."""
+async def resolve_approvals(state: RunState, slot: str, requests: DeferredToolRequests) -> DeferredToolResults:
+    """Resolve a slot's pending approval requests through `state.approve`, one call at a time.
 
-    async def handle(ctx: RunContext[Any], requests: DeferredToolRequests) -> DeferredToolResults:
-        results = DeferredToolResults()
-        for call in requests.approvals:
-            await state.guards.join()  # never ask a person about a call made from rejected input
-            decision = await _decide(state, slot, call.tool_call_id, call.tool_name, call.args_as_dict())
-            results.approvals[call.tool_call_id] = (
-                ToolApproved() if decision.approved else ToolDenied(_denial(call.tool_name, decision))
-            )
-        return results
-
-    return HandleDeferredToolCalls(handler=handle)
+    The slot's one capability (`SlotRequests.handle_deferred_tool_calls`) calls this: pydantic-ai's
+    `HandleDeferredToolCalls` would do the same as a capability of its own, which costs a context copy
+    and an event-stream layer per hook and event of every run, approvals or not.
+    """
+    results = DeferredToolResults()
+    for call in requests.approvals:
+        await state.guards.join()  # never ask a person about a call made from rejected input
+        decision = await _decide(state, slot, call.tool_call_id, call.tool_name, call.args_as_dict())
+        results.approvals[call.tool_call_id] = (
+            ToolApproved() if decision.approved else ToolDenied(_denial(call.tool_name, decision))
+        )
+    return results
 
 
 async def _decide(state: RunState, slot: str, call_id: str, tool: str, args: dict[str, Any]) -> ApprovalDecision:

@@ -1,8 +1,9 @@
 """Running one slot's tool calls: events, guard joins, the identical-call cache, errors as strings,
 timeouts, `max_calls` and loop detection (SPEC §3.2, §3.3).
 
-Everything sits in a `WrapperToolset` around the slot's `FunctionToolset`, so pydantic-ai still owns
-schemas, argument validation, concurrency (`sequential` tools excepted) and approvals.
+Everything sits in a `WrapperToolset` around the slot's tools (the agent's own toolset; the slot's
+capability wraps it, `SlotRequests.get_wrapper_toolset`), so pydantic-ai still owns schemas, argument
+validation, concurrency (`sequential` tools excepted) and approvals.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_jsonable_python
 
 from ..events import (
@@ -32,6 +33,8 @@ from ..events import (
     Usage,
 )
 from ..openai_format import to_openai
+from .approvals import resolve_approvals
+from .calls import SlotCalls, SlotToolset
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -41,6 +44,7 @@ from .compaction import (
     transcript_text,
     with_summary,
 )
+from .contain import Containment
 from .context import estimate_tokens, message_chars, response_tokens
 
 SUMMARY_TOOL_CHARS = 2_000
@@ -174,13 +178,22 @@ def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
 
 
 @dataclass
-class SlotRequests(AbstractCapability[Any]):
-    """Per-slot request hooks: compaction before, `RequestCompleted` + `ContextUpdated` + journal after."""
+class SlotRequests(Containment):
+    """The slot's one pydantic-ai capability: compaction before each request, `RequestCompleted` +
+    `ContextUpdated` + journal after it, containment of process exits around every node (`Containment`)
+    and approvals (`handle_deferred_tool_calls`).
+
+    One capability, not three: pydantic-ai copies the run context for every capability on every hook
+    and passes every stream event through each capability's `wrap_run_event_stream`, so each extra
+    capability costs per event and per round whether it has work to do or not.
+    """
 
     state: RunState
     slot: str
     stream: SlotStream
     model: Model
+    calls: SlotCalls | None = None
+    """The slot's tool calls (`calls.py`), when it uses tools: its toolset is wrapped in `SlotToolset`."""
     _count: int = 0
     _written: int = 0
     _started: float = field(default=0.0)
@@ -200,6 +213,16 @@ class SlotRequests(AbstractCapability[Any]):
     _scanned_last: ModelMessage | None = None
     _viewed: bool = False
     """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
+        """The slot's tools called through `SlotCalls`; they sit in the agent's own toolset (`tools=`), not in
+        a run toolset next to it: two toolsets make pydantic-ai gather them in new tasks on every step."""
+        return None if self.calls is None else SlotToolset(toolset, calls=self.calls)
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        return await resolve_approvals(self.state, self.slot, requests)
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""

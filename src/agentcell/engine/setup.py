@@ -34,7 +34,7 @@ from ..options import (
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
-from ..wire import scrub_event
+from ..wire import needs_scrub, scrub_event
 from .budget import ceiling_from
 from .compaction import ContextKeeper
 from .context import window_for
@@ -238,9 +238,11 @@ class _Sink:
         if self._ended:
             return  # work abandoned at Stop may still report; nothing follows the run's one ending
         self._ended = isinstance(event, ProcessingComplete)
-        if isinstance(event, TokenDelta | ThinkingDelta) and event.text.isascii() and event.slot.isascii():
-            replaced = 0  # one per streamed token, and ASCII has nothing to scrub
-        else:
+        replaced = 0
+        if isinstance(event, TokenDelta | ThinkingDelta):
+            if not (event.text.isascii() and event.slot.isascii()):  # one per streamed token: ASCII is clean
+                event, replaced = scrub_event(event)
+        elif needs_scrub(event):  # the check is the wire conversion the views reuse (`wire.wire_fields`)
             event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
         self._log.append(event)
         if replaced:

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic_ai import Agent, AgentRunResult, ModelRetry
+from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
@@ -29,10 +28,9 @@ from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
-from .approvals import approval_capability
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
-from .calls import SlotCalls, SlotToolset
-from .contain import Containment, cancel_cooperatively, describe, stop_requested
+from .calls import SlotCalls
+from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .outputs import Check, Output, plan
@@ -130,7 +128,6 @@ class _AgentCall:
     prompt: str | None
     past: list[ModelMessage]
     budget: SlotBudget
-    toolsets: list[AbstractToolset[Any]]
     requests: SlotRequests
     """The request hooks, told when the slot ends with a request in flight."""
     stream: SlotStream
@@ -149,8 +146,6 @@ class _AgentCall:
                 message_history=self.past,
                 deps=state.deps,
                 usage_limits=self.budget.limits,
-                toolsets=self.toolsets,
-                capabilities=[Containment(), approval_capability(state, name), self.requests],
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
             )
@@ -172,26 +167,31 @@ def _agent_call(
     for warning in budget.warnings:
         state.warn(name, warning)
     stream.meter = OutputMeter(budget.output_tokens)
-    toolsets: list[AbstractToolset[Any]] = []
+    tools: list[Tool[Any]] = []
+    calls: SlotCalls | None = None
     if options.use_tools:
         entries = state.registry.select(options.tools)
         policies = {tool: entry.policy for tool, entry in entries.items()}
         calls = SlotCalls(state, name, policies, budget)
-        toolsets.append(SlotToolset(state.registry.toolset(entries), calls=calls))
+        tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
+    # The slot's one capability is the agent's, not the run's: run capabilities nest a second combined
+    # layer that every hook and every stream event passes through, and are re-composed per run.
+    requests = SlotRequests(state=state, slot=name, stream=stream, model=model, calls=calls)
     agent: Agent[Any, Any] = Agent(
         model,
+        tools=tools,  # the agent's own toolset, one child: a second one costs tasks per step (see SlotRequests)
         output_type=output.type,
         instructions=_instructions(spec, rendered, state.reference_time),
         deps_type=state.deps_type,
         name=spec.name,
         retries=retry_budget(options, budget),
+        capabilities=[requests],  # containment and approvals included
     )
     if output.check is not None:
         agent.output_validator(_validator(output.check, stream))
     prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
-    requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
     if resume:  # the slot's own finished rounds go on as history that counts as its record
         prompt, past = None, [*past, *resume]
         stream.resumed = resume
@@ -200,7 +200,6 @@ def _agent_call(
         prompt=prompt,
         past=past,
         budget=budget,
-        toolsets=toolsets,
         requests=requests,
         stream=stream,
         settings=_settings(options),

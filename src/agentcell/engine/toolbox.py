@@ -27,7 +27,6 @@ from typing import Any
 import anyio.to_thread
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.exceptions import ModelRetry, UserError
-from pydantic_ai.toolsets import FunctionToolset
 
 from ..errors import ToolDefinitionError
 from ..options import Dispatch as Dispatch
@@ -73,10 +72,6 @@ class ToolRegistry:
             }
             for name, entry in self.entries.items()
         )
-
-    @staticmethod
-    def toolset(entries: Mapping[str, ToolEntry]) -> FunctionToolset[Any]:
-        return FunctionToolset([entry.tool for entry in entries.values()])
 
 
 def build_registry(

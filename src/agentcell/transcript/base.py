@@ -97,6 +97,8 @@ class TranscriptState:
         found = self.round_of(slot, round_no)
         item["round"] = found.round
         found.items.append(item)
+        if item["type"] == "tool" and isinstance(item["call_id"], str):
+            slot.tools[item["call_id"]] = item
         return item
 
     def find_last(self, slot_name: Any, pred: Callable[[Item], bool]) -> tuple[Item | None, Slot | None]:
@@ -110,7 +112,10 @@ class TranscriptState:
         return None, slot
 
     def find_tool(self, slot_name: Any, call_id: Any) -> Item | None:
+        """The slot's tool item with this call id (the newest, for an odd id that is not a string)."""
         slot = self.slot(slot_name)
+        if slot is not None and isinstance(call_id, str):
+            return slot.tools.get(call_id)  # a tool event per call: no walk of the slot's rounds
         for found in reversed(slot.rounds.values()) if slot else ():
             for it in reversed(found.items):
                 if it["type"] == "tool" and call_id is not MISSING and it["call_id"] == call_id:

@@ -90,6 +90,8 @@ class Slot:
     """The value comes from an earlier segment of a resumed run."""
     round_base: int = 0
     """A resumed slot numbers its rounds from 1 again; they are shown after the earlier ones."""
+    tools: dict[str, Item] = field(default_factory=dict)
+    """Call id → the slot's tool item with that (string) id: finding a call is O(1), not a walk of every round."""
 
     def answer(self) -> str:
         """The text this slot shows as its answer: a text slot's final text, else its streamed rounds."""

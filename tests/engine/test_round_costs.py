@@ -1,0 +1,177 @@
+"""What the engine does per tool round and per event on top of raw pydantic-ai, pinned by counts.
+
+No test here measures time (speed lives in `bench/loop_overhead.py`). Each counts something that used
+to grow with the run or repeat per reader: asyncio tasks made per round (a second toolset made
+pydantic-ai gather toolsets in new tasks on every step), the capabilities a slot's run carries
+(pydantic-ai copies the run context per capability per hook and passes every event through each),
+conversions of one event to its wire form (the sink, the transcript and the widget each did their
+own), and walks of a slot's rounds to find a tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine, Generator
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.usage import UsageLimits
+
+from agentcell import wire
+from agentcell.engine import complete_async
+from agentcell.handle import launch
+from agentcell.launch import LaunchSpec
+from agentcell.options import RunOptions
+from agentcell.template import compile_template
+from agentcell.transcript import Transcript
+from agentcell.widget import AgentWidget
+
+pytestmark = pytest.mark.anyio
+
+ROUNDS = 60
+LIMITS = UsageLimits(request_limit=1_000, tool_calls_limit=1_000)
+
+
+def tool_model(rounds: int) -> FunctionModel:
+    async def fn(messages: list[Any], _info: AgentInfo) -> Any:
+        k = (len(messages) - 1) // 2  # the prompt, then (response, tool results) per round
+        if k < rounds:
+            yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"q": f"item {k}"}), tool_call_id=f"c{k}")}
+        else:
+            yield "done"
+
+    return FunctionModel(stream_function=fn)
+
+
+async def lookup(q: str) -> str:
+    """Look `q` up."""
+    return f"result for {q}"
+
+
+class TaskCount:
+    """Counts the tasks created on the running loop while installed."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def factory(self, loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any] | Generator[Any, None, Any],
+                **kwargs: Any) -> asyncio.Task[Any]:
+        self.made += 1
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+
+async def _tasks_made(run: Any) -> int:
+    loop = asyncio.get_running_loop()
+    counter, previous = TaskCount(), loop.get_task_factory()
+    loop.set_task_factory(counter.factory)  # type: ignore[arg-type]
+    try:
+        await run()
+    finally:
+        loop.set_task_factory(previous)
+    return counter.made
+
+
+async def test_a_tool_round_makes_one_task_more_than_raw_pydantic_ai() -> None:
+    """The engine's only task per round beyond pydantic-ai's own is the tool call's isolation task
+    (`tooltask.run_isolated`); a run toolset beside the agent's own made pydantic-ai spawn ~6 more."""
+
+    async def raw() -> None:
+        async def handler(_ctx: Any, events: Any) -> None:
+            async for _ in events:
+                pass
+
+        await Agent(tool_model(ROUNDS), tools=[lookup]).run("Go", usage_limits=LIMITS, event_stream_handler=handler)
+
+    async def engine() -> None:
+        result = await complete_async("Go [[answer|use_tools]]", model=tool_model(ROUNDS), tools=[lookup],
+                                      limits=LIMITS, journal=False)
+        assert result.status == "completed", result.error
+
+    raw_tasks, engine_tasks = await _tasks_made(raw), await _tasks_made(engine)
+    assert raw_tasks >= ROUNDS  # the count sees pydantic-ai's own tasks
+    assert engine_tasks <= raw_tasks + ROUNDS + 10, (raw_tasks, engine_tasks)
+
+
+async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Containment, approvals and the request hooks are one capability (`SlotRequests`), not three, and it is
+    the agent's, not the run's (run capabilities add a second combined layer every hook and event passes)."""
+    seen: list[tuple[int, int]] = []
+    original = Agent.run
+    bare = len(Agent(tool_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own
+
+    async def run(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        seen.append((len(kwargs.get("capabilities") or ()), len(self._root_capability.capabilities) - bare))  # type: ignore[attr-defined]
+        assert not kwargs.get("toolsets"), "the slot's tools belong in the agent's own toolset"
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Agent, "run", run)
+    result = await complete_async("Go [[answer|use_tools]]", model=tool_model(3), tools=[lookup], journal=False)
+    assert result.status == "completed", result.error
+    assert seen == [(0, 1)]
+
+
+async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sink's UTF-8 check, the run's transcript and the widget share one conversion per event."""
+    conversions = 0
+    original = wire.jsonable
+
+    def counted(value: Any) -> Any:
+        nonlocal conversions
+        conversions += 1
+        return original(value)
+
+    monkeypatch.setattr(wire, "jsonable", counted)
+    monkeypatch.setattr(AgentWidget, "send", lambda self, content, buffers=None: None)
+    monkeypatch.setenv("AGENTCELL_JOURNAL", "off")
+    options = RunOptions(model=tool_model(ROUNDS), tools=(lookup,), limits=LIMITS)
+    handle = launch(LaunchSpec(template=compile_template("Go [[answer|use_tools]]"), options=options))
+    result = await handle
+    assert result.status == "completed", result.error
+    events = len(handle.run.events_so_far)
+    assert events >= 7 * ROUNDS  # tool, request, response, usage and context events every round
+    # One call per event (the run's ending converts its answer apart), against ~12 per event before:
+    # one per field, once for the transcript and once again for the widget.
+    assert conversions <= events + 2, (conversions, events)
+
+
+class CountingRounds(dict[int, Any]):
+    """A slot's rounds that count every walk over them."""
+
+    walks = 0
+
+    def values(self) -> Any:
+        CountingRounds.walks += 1
+        return super().values()
+
+    def __iter__(self) -> Any:
+        CountingRounds.walks += 1
+        return super().__iter__()
+
+    def items(self) -> Any:
+        CountingRounds.walks += 1
+        return super().items()
+
+
+def test_finding_a_tool_call_does_not_walk_the_slots_rounds() -> None:
+    tr = Transcript()
+    tr.apply({"kind": "run_started", "run_id": "r", "model": "m", "t": 0})
+    tr.apply({"kind": "slot_started", "run_id": "r", "slot": "answer", "slot_type": "text", "index": 0, "t": 0})
+
+    def tool_round(n: int) -> None:
+        common = {"run_id": "r", "slot": "answer", "call_id": f"c{n}", "tool_name": "lookup", "round": n, "t": n}
+        tr.apply({"kind": "tool_started", **common, "args": {"q": n}})
+        tr.apply({"kind": "tool_completed", **common, "ok": True, "result": f"r{n}"})
+
+    for n in range(1, 301):
+        tool_round(n)
+    slot = tr.slots["answer"]
+    slot.rounds = CountingRounds(slot.rounds)
+    CountingRounds.walks = 0
+    for n in range(301, 401):
+        tool_round(n)
+    assert CountingRounds.walks == 0
+    assert len(slot.rounds) == 400
+    assert all(it["status"] == "ok" for r in dict.values(slot.rounds) for it in r.items)
