@@ -75,6 +75,8 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
     snapshots = count(monkeypatch, ModelResponsePartsManager, "get_parts")
     shown = count(monkeypatch, streaming.SlotStream, "shown")
     flushes = count(monkeypatch, Journal, "flush")
+    journal_timer = count(monkeypatch, Journal, "_timed_flush")
+    widget_timer = count(monkeypatch, AgentWidget, "_timed_flush")
     events_made = Counter()
 
     class CountedEvent(asyncio.Event):
@@ -97,12 +99,14 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
     assert snapshots.calls <= 10
     # The answer so far is never re-joined per token:
     assert shown.calls <= 5
-    # The journal writes in batches (a timer and boundaries), not a row per token; all rows are there.
-    assert flushes.calls <= TOKENS // 100
+    # The journal writes in batches — one per timer tick plus a few at boundaries (slot and run end) —
+    # not a row per token; all rows are there. (How many ticks a run spans depends on how fast the
+    # machine is, so the bound is the ticks themselves, not a share of the tokens.)
+    assert flushes.calls <= journal_timer.calls + 10
     rows = (tmp_path / f"{result.run_id}.jsonl").read_bytes().count(b"\n")
     assert rows >= TOKENS
-    # The widget sends batches, not a message per token:
-    assert 1 <= len(sent) <= TOKENS // 100
+    # The widget sends batches, not a message per token: one per flush-timer tick plus the boundaries.
+    assert 1 <= len(sent) <= widget_timer.calls + 10
     delta_text = "".join(e["text"] for m in sent for e in m["events"] if e["kind"] == "token_delta")
     assert delta_text == result.answer
     # The widget is fed synchronously: the run's event log made no `asyncio.Event` at all.
