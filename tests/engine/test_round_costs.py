@@ -11,13 +11,11 @@ own), and walks of a slot's rounds to find a tool call.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Coroutine, Generator
 from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
 from agentcell import wire
@@ -28,27 +26,12 @@ from agentcell.options import RunOptions
 from agentcell.template import compile_template
 from agentcell.transcript import Transcript
 from agentcell.widget import AgentWidget
+from tests.tool_rounds import lookup, rounds_model
 
 pytestmark = pytest.mark.anyio
 
 ROUNDS = 60
 LIMITS = UsageLimits(request_limit=1_000, tool_calls_limit=1_000)
-
-
-def tool_model(rounds: int) -> FunctionModel:
-    async def fn(messages: list[Any], _info: AgentInfo) -> Any:
-        k = (len(messages) - 1) // 2  # the prompt, then (response, tool results) per round
-        if k < rounds:
-            yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"q": f"item {k}"}), tool_call_id=f"c{k}")}
-        else:
-            yield "done"
-
-    return FunctionModel(stream_function=fn)
-
-
-async def lookup(q: str) -> str:
-    """Look `q` up."""
-    return f"result for {q}"
 
 
 class TaskCount:
@@ -83,10 +66,10 @@ async def test_a_tool_round_makes_one_task_more_than_raw_pydantic_ai() -> None:
             async for _ in events:
                 pass
 
-        await Agent(tool_model(ROUNDS), tools=[lookup]).run("Go", usage_limits=LIMITS, event_stream_handler=handler)
+        await Agent(rounds_model(ROUNDS), tools=[lookup]).run("Go", usage_limits=LIMITS, event_stream_handler=handler)
 
     async def engine() -> None:
-        result = await complete_async("Go [[answer|use_tools]]", model=tool_model(ROUNDS), tools=[lookup],
+        result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(ROUNDS), tools=[lookup],
                                       limits=LIMITS, journal=False)
         assert result.status == "completed", result.error
 
@@ -100,7 +83,7 @@ async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.
     the agent's, not the run's (run capabilities add a second combined layer every hook and event passes)."""
     seen: list[tuple[int, int]] = []
     original = Agent.run
-    bare = len(Agent(tool_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own
+    bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own
 
     async def run(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
         seen.append((len(kwargs.get("capabilities") or ()), len(self._root_capability.capabilities) - bare))  # type: ignore[attr-defined]
@@ -108,7 +91,7 @@ async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(Agent, "run", run)
-    result = await complete_async("Go [[answer|use_tools]]", model=tool_model(3), tools=[lookup], journal=False)
+    result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(3), tools=[lookup], journal=False)
     assert result.status == "completed", result.error
     assert seen == [(0, 1)]
 
@@ -126,7 +109,7 @@ async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypat
     monkeypatch.setattr(wire, "jsonable", counted)
     monkeypatch.setattr(AgentWidget, "send", lambda self, content, buffers=None: None)
     monkeypatch.setenv("AGENTCELL_JOURNAL", "off")
-    options = RunOptions(model=tool_model(ROUNDS), tools=(lookup,), limits=LIMITS)
+    options = RunOptions(model=rounds_model(ROUNDS), tools=(lookup,), limits=LIMITS)
     handle = launch(LaunchSpec(template=compile_template("Go [[answer|use_tools]]"), options=options))
     result = await handle
     assert result.status == "completed", result.error

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai._parts_manager import ModelResponsePartsManager
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
 from agentcell.engine import complete_async, context, runner, streaming
@@ -27,6 +27,7 @@ from agentcell.launch import LaunchSpec
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
 from agentcell.widget import AgentWidget
+from tests.tool_rounds import lookup, rounds_model
 
 pytestmark = pytest.mark.anyio
 
@@ -144,22 +145,6 @@ async def test_an_async_reader_wakes_per_batch_not_per_event(monkeypatch: pytest
     await reader
     assert seen == [str(i) for i in range(1_000)]
     assert events_made.calls <= 11
-
-
-def rounds_model(rounds: int) -> FunctionModel:
-    async def fn(messages: list[Any], _info: AgentInfo) -> Any:
-        k = (len(messages) - 1) // 2
-        if k < rounds:
-            yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"q": f"item {k}"}), tool_call_id=f"c{k}")}
-        else:
-            yield "done"
-
-    return FunctionModel(stream_function=fn)
-
-
-async def lookup(q: str) -> str:
-    """Look q up."""
-    return f"result for {q}"
 
 
 @pytest.mark.parametrize("rounds", [50, 200])
