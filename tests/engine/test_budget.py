@@ -44,7 +44,7 @@ async def test_max_iter_makes_the_last_request_tool_free() -> None:
     events = [e async for e in stream(tpl, model=script.model, tools=[search])]
     assert script.tools_per_request == [["search"], ["search"], []]
     assert brief(events)[-3:] == [
-        ("token_delta", "answer", "answer"),
+        ("token_delta", "answer", "final answer"),
         ("slot_completed", "answer", "final answer"),
         ("processing_complete", "completed", False),
     ]

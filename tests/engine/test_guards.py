@@ -36,8 +36,7 @@ async def test_guard_passes_while_a_readonly_tool_runs_beside_it() -> None:
         ("tool_started", "lookup", {"code": "P1"}),
         ("tool_completed", "lookup", True, "Dr Smith", False),
         ("slot_completed", "injection", {"triggered": False, "reason": "fine"}),
-        ("token_delta", "answer", "Dr "),
-        ("token_delta", "answer", "Smith"),
+        ("token_delta", "answer", "Dr Smith"),
         ("slot_completed", "answer", "Dr Smith"),
         ("processing_complete", "completed", False),
     ]

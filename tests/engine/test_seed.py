@@ -49,8 +49,7 @@ async def test_seed_template_runs_with_guard_beside_the_answer() -> None:
         ("tool_started", "lookup_module", {"module_code": "PSYC605"}),
         ("tool_completed", "lookup_module", True, "PSYC605: Research Methods, led by Dr Smith", False),
         ("slot_completed", "injection", {"triggered": False, "reason": "a plain question"}),
-        ("token_delta", "answer", "Dr Smith "),
-        ("token_delta", "answer", "leads PSYC605."),
+        ("token_delta", "answer", "Dr Smith leads PSYC605."),
         ("slot_completed", "answer", "Dr Smith leads PSYC605."),
         ("processing_complete", "completed", False),
     ]

@@ -25,13 +25,11 @@ async def test_text_before_a_tool_call_is_retracted_as_gathering() -> None:
     assert brief(events) == [
         ("run_started",),
         ("slot_started", "answer"),
-        ("token_delta", "answer", "Let me "),
-        ("token_delta", "answer", "check. "),
+        ("token_delta", "answer", "Let me check. "),
         ("slot_retracted", "answer", "gathering", "Let me check. "),
         ("tool_started", "search", {"q": "x"}),
         ("tool_completed", "search", True, "nothing new", False),
-        ("token_delta", "answer", "Found "),
-        ("token_delta", "answer", "it."),
+        ("token_delta", "answer", "Found it."),
         ("slot_completed", "answer", "Found it."),
         ("processing_complete", "completed", False),
     ]

@@ -47,8 +47,7 @@ async def test_raising_tool_becomes_an_error_string_and_the_run_goes_on() -> Non
         ("slot_started", "answer"),
         ("tool_started", "lookup", {"code": "X1"}),
         ("tool_completed", "lookup", False, "ValueError: db is down", False),
-        ("token_delta", "answer", "Sorry, "),
-        ("token_delta", "answer", "the db is down."),
+        ("token_delta", "answer", "Sorry, the db is down."),
         ("slot_completed", "answer", "Sorry, the db is down."),
         ("processing_complete", "completed", False),
     ]

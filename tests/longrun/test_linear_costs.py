@@ -19,7 +19,9 @@ from pydantic_ai._parts_manager import ModelResponsePartsManager
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
+from agentcell import events, journal
 from agentcell.engine import complete_async, context, runner, streaming
+from agentcell.engine.coalesce import TextCoalescer
 from agentcell.engine.compaction import ContextKeeper
 from agentcell.handle import launch
 from agentcell.journal import Journal
@@ -62,6 +64,10 @@ def count(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> Counter:
     return counter
 
 
+def result_events(handle: Any) -> tuple[Any, ...]:
+    return handle.run.events_so_far  # type: ignore[no-any-return]
+
+
 def streaming_model(tokens: int) -> FunctionModel:
     async def fn(_messages: list[Any], _info: AgentInfo) -> Any:
         for i in range(tokens):
@@ -78,6 +84,8 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
     flushes = count(monkeypatch, Journal, "flush")
     journal_timer = count(monkeypatch, Journal, "_timed_flush")
     widget_timer = count(monkeypatch, AgentWidget, "_timed_flush")
+    merged = count(monkeypatch, TextCoalescer, "_timed")
+    made = count(monkeypatch, events.TokenDelta, "__init__")
     events_made = Counter()
 
     class CountedEvent(asyncio.Event):
@@ -93,6 +101,7 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
     options = RunOptions(model=streaming_model(TOKENS))
     handle = launch(LaunchSpec(template=compile_template("Go [[answer]]"), options=options))
     result = await handle
+    made_by_the_run = made.calls  # (reading the log below makes its events again)
 
     assert result.status == "completed"
     assert result.answer == "".join(f"t{i} " for i in range(TOKENS))
@@ -100,12 +109,18 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
     assert snapshots.calls <= 10
     # The answer so far is never re-joined per token:
     assert shown.calls <= 5
-    # The journal writes in batches — one per timer tick plus a few at boundaries (slot and run end) —
-    # not a row per token; all rows are there. (How many ticks a run spans depends on how fast the
+    # The text is merged before it becomes events (`coalesce.py`): a `TokenDelta` per 20 ms timer tick
+    # plus the boundaries, not one per token. (How many ticks a run spans depends on how fast the
     # machine is, so the bound is the ticks themselves, not a share of the tokens.)
+    deltas = [e for e in result_events(handle) if isinstance(e, events.TokenDelta)]
+    assert 1 <= len(deltas) <= merged.calls + 2
+    assert made_by_the_run <= merged.calls + 10  # no event object per token either
+    # The journal writes in batches — one per timer tick plus a few at boundaries (slot and run end) —
+    # and a row per merged delta, not per token; it replays the whole answer.
     assert flushes.calls <= journal_timer.calls + 10
     rows = (tmp_path / f"{result.run_id}.jsonl").read_bytes().count(b"\n")
-    assert rows >= TOKENS
+    assert rows <= len(deltas) + 20
+    assert journal.load(result.run_id, path=tmp_path).to_result().answer == result.answer
     # The widget sends batches, not a message per token: one per flush-timer tick plus the boundaries.
     assert 1 <= len(sent) <= widget_timer.calls + 10
     delta_text = "".join(e["text"] for m in sent for e in m["events"] if e["kind"] == "token_delta")
@@ -165,19 +180,21 @@ async def test_context_accounting_counts_each_message_once_per_run(
     assert parts.calls <= 2 * messages  # each message's parts counted once (the response's twice, for the gauge)
 
 
-async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event() -> None:
+async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's log stores runs of text deltas as joined chunks (memory O(text), not an object per
     token) and makes the events again when read: the same events, in order, by index and by iteration."""
-    from agentcell.engine import start_run
+    from agentcell.engine import coalesce, start_run
     from agentcell.events import TokenDelta
 
+    monkeypatch.setattr(coalesce, "INTERVAL", 0)  # a delta per loop turn: as many as the run gives
     run = start_run("Go [[answer]]", model=streaming_model(3_000), journal=False)
     followed = [e async for e in run.events()]
     await run
     events = run.events_so_far
     assert events == tuple(followed)
     deltas = [e for e in events if isinstance(e, TokenDelta)]
-    assert [d.text for d in deltas] == [f"t{i} " for i in range(3_000)]
+    assert "".join(d.text for d in deltas) == "".join(f"t{i} " for i in range(3_000))
+    assert len(deltas) > 2 * runner.CHUNK  # nearly a delta per token (the timer fires every loop turn)
     assert {(d.slot, d.round) for d in deltas} == {("answer", 1)}
     log = run._log.events
     assert log[-1] == events[-1] and log[len(log) // 2] == events[len(events) // 2]

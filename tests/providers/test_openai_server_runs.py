@@ -15,7 +15,7 @@ import pytest
 from openai import AsyncOpenAI
 from pydantic_ai import Agent
 
-from agentcell.engine import complete_async, start_run
+from agentcell.engine import coalesce, complete_async, start_run
 from agentcell.errors import RunError
 from agentcell.providers import RetryingModel, RetryPolicy, openai_compatible
 from agentcell.wire import to_wire
@@ -47,7 +47,10 @@ def two_rounds() -> tuple[Reply, Reply]:
     )
 
 
-async def test_two_round_tool_run_with_thinking_streams_and_completes(server: FakeOpenAI) -> None:
+async def test_two_round_tool_run_with_thinking_streams_and_completes(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(coalesce, "INTERVAL", 0)  # a local server streams faster than 20 ms a piece: don't merge
     server.script(*two_rounds())
     run = start_run(QUESTION, model=compat(server), tools=[lookup_module])
     result = await run

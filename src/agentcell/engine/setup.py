@@ -36,6 +36,7 @@ from ..template.program import Template
 from ..transcript import Transcript
 from ..wire import needs_scrub, scrub_event
 from .budget import ceiling_from
+from .coalesce import TextCoalescer
 from .compaction import ContextKeeper
 from .context import window_for
 from .execute import Executor, ResumePoint
@@ -174,6 +175,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
     state = RunState(
         run_id=run_id,
         emit=sink.emit,
+        emit_text=sink.text.add,
         model=setup.model,
         ceiling=ceiling_from(options.limits),
         registry=setup.registry,
@@ -224,7 +226,11 @@ def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[
 
 
 class _Sink:
-    """Where every event goes: the run's log (for consumers), then the journal (if any)."""
+    """Where every event goes: the run's log (for consumers), then the journal (if any).
+
+    Streamed text is merged first (`text`, see `coalesce.py`): any other event emits the text
+    gathered before it, so the order of events is kept.
+    """
 
     def __init__(self, log: EventLog, run_id: str) -> None:
         self._log = log
@@ -233,10 +239,21 @@ class _Sink:
         self.state: RunState | None = None
         self._scrubbed = 0
         self._ended = False
+        self.text = TextCoalescer(run_id, self._deliver)
 
     def emit(self, event: Event) -> None:
         if self._ended:
             return  # work abandoned at Stop may still report; nothing follows the run's one ending
+        if isinstance(event, TokenDelta | ThinkingDelta) and event.run_id == self._run_id:
+            self.text.add(type(event), event.slot, event.text, event.round)
+            return
+        if self.text.pending:
+            self.text.flush()
+        self._deliver(event)
+
+    def _deliver(self, event: Event) -> None:
+        if self._ended:
+            return
         self._ended = isinstance(event, ProcessingComplete)
         replaced = 0
         if isinstance(event, TokenDelta | ThinkingDelta):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from ..events import Event, RunWarning, Usage, UsageUpdated
+from ..events import Event, RunWarning, ThinkingDelta, TokenDelta, Usage, UsageUpdated
 from ..models import ResolvedModel
 from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .compaction import ContextKeeper
 
 Emit = Callable[[Event], None]
+EmitText = Callable[[type[TokenDelta] | type[ThinkingDelta], str, str, int], None]
+"""`(kind, slot, text, round)`: one piece of streamed text, without an event object per token (`coalesce.py`)."""
 
 
 class SlotEnded(Exception):
@@ -102,6 +104,8 @@ class RunState:
     """Where the run's rows are appended (`None`: not journaled)."""
     reference_time: datetime = field(default_factory=reference_time)
     """What "now" means for the run's temporal slots (fixed when the run starts; see `temporal.py`)."""
+    emit_text: EmitText | None = None
+    """Where streamed text goes, merged before it becomes events (`coalesce.py`); `None`: `emit` per piece."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

@@ -112,10 +112,19 @@ class SlotStream:
         if not self._state.guards.idle:
             await self._state.guards.join()
         self._shown.append(text)
-        self._state.emit(TokenDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
+        emit_text = self._state.emit_text
+        if emit_text is not None:
+            emit_text(TokenDelta, self._slot, text, step)  # merged with its neighbours before it fans out
+        else:
+            self._state.emit(TokenDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
 
     def _thinking(self, text: str, step: int) -> None:
-        if text:
+        if not text:
+            return
+        emit_text = self._state.emit_text
+        if emit_text is not None:
+            emit_text(ThinkingDelta, self._slot, text, step)
+        else:
             self._state.emit(ThinkingDelta(run_id=self._state.run_id, slot=self._slot, text=text, round=step))
 
     def _tool_call(self, step: int) -> None:

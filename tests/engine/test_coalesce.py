@@ -1,0 +1,75 @@
+"""Streamed text merged before it fans out (`engine/coalesce.py`): fewer events, the same text, the same order."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agentcell.engine import coalesce, start_run
+from agentcell.engine.coalesce import TextCoalescer
+from agentcell.events import Event, SlotFailed, ThinkingDelta, TokenDelta
+
+from .conftest import brief, slot, template
+
+pytestmark = pytest.mark.anyio
+
+
+def test_without_a_loop_each_piece_goes_out_at_once() -> None:
+    out: list[Event] = []
+    text = TextCoalescer("r", out.append)
+    text.add(TokenDelta, "a", "x", 1)
+    text.add(TokenDelta, "a", "y", 1)
+    assert out == [TokenDelta(run_id="r", slot="a", text="x", round=1), TokenDelta(run_id="r", slot="a", text="y", round=1)]
+    assert not text.pending
+
+
+async def test_pieces_of_one_slot_round_and_kind_merge_until_the_timer_or_a_change() -> None:
+    out: list[Event] = []
+    text = TextCoalescer("r", out.append)
+    for piece in ("a", "b", "c"):
+        text.add(TokenDelta, "s", piece, 1)
+    assert out == [] and text.pending  # held for at most `INTERVAL`
+    text.add(TokenDelta, "s", "d", 2)  # another round: what was gathered goes out first
+    text.add(ThinkingDelta, "s", "e", 2)  # another kind
+    text.add(ThinkingDelta, "t", "f", 2)  # another slot
+    assert [(type(e).__name__, e.slot, e.text, e.round) for e in out] == [  # type: ignore[union-attr]
+        ("TokenDelta", "s", "abc", 1),
+        ("TokenDelta", "s", "d", 2),
+        ("ThinkingDelta", "s", "e", 2),
+    ]
+    await asyncio.sleep(coalesce.INTERVAL * 3)  # the timer emits the rest
+    assert out[-1] == ThinkingDelta(run_id="r", slot="t", text="f", round=2) and not text.pending
+    assert text.batches == 4
+
+
+async def test_stop_while_text_is_held_keeps_it_before_the_ending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Stop that lands while text waits in the coalescer: the text is emitted before the slot's end
+    and kept as the partial answer (nothing shown is lost, nothing comes after the ending)."""
+    monkeypatch.setattr(coalesce, "INTERVAL", 60.0)  # the timer never fires in this test
+    yielded = asyncio.Event()
+
+    async def fn(_messages: list[Any], _info: AgentInfo) -> Any:
+        yield "Dr "
+        yield "Smith"
+        yielded.set()
+        await asyncio.sleep(30)
+        yield "never"
+
+    run = start_run(template(slot("answer")), model=FunctionModel(stream_function=fn), journal=False)
+    await yielded.wait()
+    await asyncio.sleep(0.01)
+    assert not any(isinstance(e, TokenDelta) for e in run.events_so_far)  # still held
+    run.cancel()
+    result = await run
+    assert brief(run.events_so_far)[-3:] == [
+        ("token_delta", "answer", "Dr Smith"),
+        ("slot_failed", "answer", "stopped"),
+        ("processing_complete", "stopped", False),
+    ]
+    assert result.partial == {"answer": "Dr Smith"}
+    failed = next(e for e in run.events_so_far if isinstance(e, SlotFailed))
+    assert failed.partial == "Dr Smith"
+    assert run.transcript.partial == {"answer": "Dr Smith"}
