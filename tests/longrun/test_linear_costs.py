@@ -200,3 +200,43 @@ async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event(
     assert log[-1] == events[-1] and log[len(log) // 2] == events[len(events) // 2]
     stored = [item for item in log._items if not hasattr(item, "kind")]
     assert len(stored) == 1 and len(stored[0].chunks) == 2  # two joined chunks of 1,024, the rest pending
+
+
+def test_a_long_journal_row_is_written_as_serialized_not_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row that holds a long answer (the run's end holds it several times over) goes to the file as
+    the serializer made it: not concatenated into a line, nor joined into a batch (two more copies)."""
+    from agentcell.events import SlotCompleted
+    from agentcell.journal import writer
+
+    writes: list[bytes] = []
+    dumped: list[bytes] = []
+    dump = writer._dump
+
+    def counted_dump(adapter: Any, value: Any) -> bytes:
+        dumped.append(dump(adapter, value))
+        return dumped[-1]
+
+    monkeypatch.setattr(writer, "_dump", counted_dump)
+
+    class File:
+        def write(self, data: bytes) -> int:
+            writes.append(data)
+            return len(data)
+
+        def flush(self) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    log = Journal(tmp_path / "run.jsonl", max_bytes=None)
+    assert log._file is not None
+    log._file.close()
+    log._file = File()  # type: ignore[assignment]
+    answer = "word " * 200_000
+    log.event(SlotCompleted(run_id="r", slot="a", value=answer, text=answer))  # a boundary: written at once
+    [event_json] = dumped
+    assert any(w is event_json for w in writes)  # the serializer's bytes themselves
+    assert sum(len(w) > len(answer) for w in writes) == 1  # and no other copy of them
+    line = b"".join(writes)
+    assert line.endswith(b"}\n") and json.loads(line)["event"]["value"] == answer

@@ -16,7 +16,7 @@ import functools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -75,7 +75,7 @@ class Journal:
         self._file: IO[bytes] | None = open_private(path)
         self._size = path.stat().st_size
         self._rows: list[bytes] = []
-        """Rows made and not yet written."""
+        """Rows made and not yet written, as pieces of their lines."""
         self._timer: asyncio.TimerHandle | None = None
         self._heads: dict[tuple[str, str, int, str], bytes] = {}
         """A text delta row's JSON up to its text, by run, slot, round and kind."""
@@ -85,10 +85,10 @@ class Journal:
     def event(self, event: Event) -> None:
         """Append one event."""
         kind = type(event)
-        if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed token: skip the generic serializer
-            self._row(lambda: self._delta(event))  # type: ignore[arg-type]
+        if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
+            self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
         else:
-            self._row(lambda: b'"event":' + _dump(event_adapter(), event))
+            self._row(lambda: (b'"event":', _dump(event_adapter(), event)))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
@@ -109,31 +109,37 @@ class Journal:
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
         self._row(
-            lambda: b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index
-            + _dump(ModelMessagesTypeAdapter, list(messages))
+            lambda: (b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index,
+                     _dump(ModelMessagesTypeAdapter, list(messages)))
         )
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
-        self._row(lambda: b'"history":' + _dump(ModelMessagesTypeAdapter, list(messages)))
+        self._row(lambda: (b'"history":', _dump(ModelMessagesTypeAdapter, list(messages))))
 
-    def _row(self, body: Any) -> None:
+    def _row(self, body: Callable[[], tuple[bytes, ...]]) -> None:
+        """Queue one row; `body` gives its JSON after `"seg":N,` as pieces, written as they are.
+
+        The pieces are never concatenated into a line nor joined into a batch: a row that holds a long
+        answer (the run's end holds it several times) would be copied twice more.
+        """
         if self._file is None:
             return
         try:
-            line = b'{"ts":%.3f,"seg":%d,' % (time.time(), self.segment) + body() + b"}\n"
+            pieces = (b'{"ts":%.3f,"seg":%d,' % (time.time(), self.segment), *body(), b"}\n")
         except (ValueError, RecursionError) as exc:  # an unwritable value
             self._stop(f"{type(exc).__name__}: {exc}")
             return
-        if self.max_bytes is not None and self._size + len(line) > self.max_bytes:
+        size = sum(map(len, pieces))
+        if self.max_bytes is not None and self._size + size > self.max_bytes:
             megabytes = self.max_bytes / 1024 / 1024
             self._stop(
                 f"the journal reached its cap of {megabytes:.3g} MB per run ({MAX_MB_ENV}); "
                 "the rest of this run is not journaled"
             )
             return
-        self._rows.append(line)
-        self._size += len(line)
+        self._rows.extend(pieces)
+        self._size += size
         if self._timer is None:
             try:
                 self._timer = asyncio.get_running_loop().call_later(FLUSH_INTERVAL, self._timed_flush)
@@ -153,7 +159,9 @@ class Journal:
             return
         rows, self._rows = self._rows, []
         try:
-            self._file.write(b"".join(rows))
+            write = self._file.write  # buffered: one write to the OS per batch, plus one per long piece
+            for piece in rows:
+                write(piece)
             self._file.flush()
         except (OSError, ValueError) as exc:  # disk full, folder gone
             self._stop(f"{type(exc).__name__}: {exc}")
