@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic_core import to_json, to_jsonable_python
 
 from .events import Event, ProcessingComplete, Usage
+from .text_pieces import CHUNK, worth_joining
 
 if TYPE_CHECKING:
     from .result import RunResult
@@ -215,8 +216,9 @@ class EventLog:
             pieces = self._pieces
             pieces.append(event["text"])
             self._small += 1
-            if self._small >= 1024:  # the last 1024 pieces become one string: chunks, not an object per token
-                pieces[-1024:] = ["".join(pieces[-1024:])]
+            if self._small >= CHUNK:  # the last CHUNK pieces become one string: chunks, not an object per token
+                if worth_joining(pieces[-CHUNK:]):  # (long pieces are kept: shared with the run's other logs)
+                    pieces[-CHUNK:] = ["".join(pieces[-CHUNK:])]
                 self._small = 0
             self._events[-1]["t"] = event["t"]
             return

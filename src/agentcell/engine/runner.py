@@ -31,30 +31,31 @@ from ..events import (
 )
 from ..result import RunResult
 from ..template.program import Template
+from ..text_pieces import CHUNK, worth_joining
 from ..transcript import Transcript
 from .budget import limits_event
 from .execute import Executor
 from .state import RunState
-
-CHUNK = 1024
-"""Text deltas kept in the log are joined into one string every this many (see `_Deltas`)."""
 
 
 class _Deltas:
     """A run of consecutive text deltas of one slot, round and kind, stored compactly.
 
     A million-token answer would otherwise keep a million `TokenDelta` objects (~70 bytes each) plus
-    a string object per token (~50 bytes of overhead). Here the texts are joined every `CHUNK` into
-    one string with the pieces' end offsets in an `array` (4–8 bytes a token); the events are made
-    again when read (`events_so_far`, `follow()`), equal to the ones appended.
+    a string object per token (~50 bytes of overhead). Here small texts are joined every `CHUNK` into
+    one string with the pieces' end offsets in an `array` (4–8 bytes a token); long ones (a fast
+    stream, merged by `coalesce.py`) are kept as they are, shared with the transcript and the views
+    (`text_pieces.py`). The events are made again when read (`events_so_far`, `follow()`), equal to
+    the ones appended.
     """
 
     __slots__ = ("chunks", "ends", "first", "pending")
 
     def __init__(self, first: TokenDelta | ThinkingDelta) -> None:
         self.first = first
-        self.chunks: list[str] = []
-        self.ends: list[array[int]] = []
+        self.chunks: list[str | list[str]] = []
+        """Per `CHUNK` texts: one joined string (with `ends`), or the texts themselves when long."""
+        self.ends: list[array[int] | None] = []
         self.pending: list[str] = [first.text]
 
     def same(self, event: Event) -> bool:
@@ -65,6 +66,11 @@ class _Deltas:
     def add(self, text: str) -> None:
         self.pending.append(text)
         if len(self.pending) >= CHUNK:
+            if not worth_joining(self.pending):
+                self.chunks.append(self.pending)
+                self.ends.append(None)
+                self.pending = []
+                return
             ends, at = array("Q"), 0
             for piece in self.pending:
                 at += len(piece)
@@ -80,8 +86,11 @@ class _Deltas:
         chunk, j = divmod(k, CHUNK)
         if chunk == len(self.chunks):
             return self.pending[j]
-        ends = self.ends[chunk]
-        return self.chunks[chunk][ends[j - 1] if j else 0 : ends[j]]
+        texts, ends = self.chunks[chunk], self.ends[chunk]
+        if isinstance(texts, list):
+            return texts[j]
+        assert ends is not None
+        return texts[ends[j - 1] if j else 0 : ends[j]]
 
     def event(self, k: int) -> Event:
         return self.first if k == 0 else dataclasses.replace(self.first, text=self.text(k))

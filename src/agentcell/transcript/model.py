@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..text_pieces import CHUNK, worth_joining
+
 TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
 """Statuses a run or a slot ends with."""
 TEXT_TYPES = frozenset({"text", "respond", "str", ""})
@@ -22,11 +24,6 @@ USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens")
 
 Item = dict[str, Any]
 """One thing in a round (or at run level), keyed as in the canonical JSON; `round` is internal."""
-
-
-CHUNK = 1024
-"""Small pieces are joined into one string every this many, so a long answer holds chunks, not a
-string object per token (~50 bytes of overhead each), and no join copies more than a chunk."""
 
 
 class Pieces:
@@ -42,7 +39,8 @@ class Pieces:
         self._parts.append(text)
         self._small += 1
         if self._small >= CHUNK:  # the last CHUNK pieces become one string: O(1) amortized per piece
-            self._parts[-CHUNK:] = ["".join(self._parts[-CHUNK:])]
+            if worth_joining(self._parts[-CHUNK:]):
+                self._parts[-CHUNK:] = ["".join(self._parts[-CHUNK:])]
             self._small = 0
 
     def __str__(self) -> str:
