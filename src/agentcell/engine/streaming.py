@@ -30,6 +30,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.usage import RunUsage
 
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
+from ..transcript import Pieces
 from .budget import OutputMeter
 from .state import RunState
 
@@ -44,9 +45,12 @@ class SlotStream:
         self._gathering: set[int] = set()
         self._invalid: dict[str, ToolCallPart] = {}
         self.round = 0
-        self._shown: list[str] = []
+        self._shown = Pieces()
         """Answer text shown in the current round and not retracted, as pieces (joined on demand:
-        `+=` on an attribute copies the whole string per token)."""
+        `+=` on an attribute copies the whole string per token). Joined into chunks as it grows, so it
+        holds no string object per token: pydantic-ai frees its own per-token strings when the response
+        ends, and a list of them here kept a long answer's (~55 MB at 1,000,000 tokens) alive through
+        the slot's end."""
         self.messages: list[ModelMessage] = []
         """The run's live message list (history included), kept so a stopped run keeps its transcript."""
         self.resumed: tuple[ModelMessage, ...] = ()
@@ -101,13 +105,13 @@ class SlotStream:
     @property
     def shown(self) -> str:
         """Answer text shown in the current round and not retracted."""
-        return "".join(self._shown)
+        return str(self._shown)
 
     async def _text(self, text: str, step: int) -> None:
         if not self._streams_text or not text or step in self._gathering:
             return
         if step != self.round:
-            self.round, self._shown = step, []
+            self.round, self._shown = step, Pieces()
         # A pending guard is joined before any answer text is shown (SPEC §3.6).
         if not self._state.guards.idle:
             await self._state.guards.join()
@@ -168,7 +172,7 @@ class SlotStream:
         """Withdraw the text shown this round (a consumer that drew it drops it)."""
         if not self._shown:
             return
-        text, self._shown = self.shown, []
+        text, self._shown = self.shown, Pieces()
         self._state.emit(
             SlotRetracted(run_id=self._state.run_id, slot=self._slot, reason=reason, text=text, round=self.round)
         )
