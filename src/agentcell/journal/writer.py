@@ -1,11 +1,12 @@
 """Appending a run's rows: one line per row, written in batches, bounded, never raising into the run.
 
 Rows are kept in memory and written with one `write` + `flush` per batch (not one per row: a streamed
-answer makes a row per token). A batch goes to the OS **at most `FLUSH_INTERVAL` (0.2 s) after its
+answer made a row per token). A batch goes to the OS **at most `FLUSH_INTERVAL` (0.2 s) after its
 first row**, and at once when a row marks a boundary (`FLUSH_KINDS`: before a tool runs, when an
 approval is asked, when a slot ends, when the run ends). So a process that dies (`os._exit`, a killed
 kernel) loses at most the rows of its last 0.2 s, and never the rows before a tool call that killed
-it. Without a running event loop (no timer) every row is written at once.
+it. Without a running event loop (no timer) every row is written at once. (Streamed text reaches the
+journal merged, up to 20 ms after the model sent it: `engine/coalesce.py`.)
 """
 
 from __future__ import annotations
