@@ -79,8 +79,9 @@ async def test_a_tool_round_makes_one_task_more_than_raw_pydantic_ai() -> None:
 
 
 async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Containment, approvals and the request hooks are one capability (`SlotRequests`), not three, and it is
-    the agent's, not the run's (run capabilities add a second combined layer every hook and event passes)."""
+    """Containment, approvals and the request hooks are one capability (the shared agent's `_PerRun`, which
+    forwards to the run's `SlotRequests`), not three, and it is the agent's, not the run's (run capabilities
+    add a second combined layer every hook and event passes)."""
     seen: list[tuple[int, int]] = []
     original = Agent.run
     bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own

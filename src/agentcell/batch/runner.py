@@ -1,7 +1,8 @@
 """`Batch`: one template over many rows, concurrently on the running loop (SPEC §3.12).
 
 A driver task starts rows in input order while fewer than `concurrency` run (a semaphore) and the
-shared `Throttle` is not paused; each row is one engine run (`engine.start`), so a row has every
+shared `Throttle` is not paused; each row is one engine run, started from one `engine.prepare` of the
+template and options (rows share the compiled template, the tools and the slots' agents), so a row has every
 feature of a single run (tools, budgets, guards, journal) and its own transcript. A row that fails
 is a row with `status="failed"`; the batch goes on. `cancel()` (Stop, thread-safe) stops the driver
 (pending rows are never started: they end `not_started`) and stops every running row (its provider
@@ -23,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Seque
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
-from ..engine import Run, start
+from ..engine import Prepared, Run, prepare
 from ..errors import AgentcellError
 from ..events import Event
 from ..journal import load
@@ -98,6 +99,8 @@ class Batch:
         self._waiter = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._result: BatchResult | None = None
+        self._prepared: Prepared | None = None
+        """The template and options checked once for every row (its rows share their tools and agents)."""
         self._loop = asyncio.get_running_loop()
         self._restore_done(manifest)
         self._driver = self._loop.create_task(self._drive(), name="agentcell-batch-driver")
@@ -269,7 +272,9 @@ class Batch:
         context = {**(self.options.context or {}), **row.fields}
         base = self.rows[row.index]
         try:
-            run = start(self.template, replace(self.options, context=context, run_id=run_id))
+            if self._prepared is None:
+                self._prepared = prepare(self.template, self.options)
+            run = self._prepared.start(context=context, run_id=run_id)
         except AgentcellError as exc:
             return replace(base, status="failed", error=str(exc), run_id=run_id)
         self.runs[row.index] = run

@@ -59,17 +59,19 @@ from ..options import (
 from ..result import RunResult
 from ..template.program import Template
 from .runner import Run
-from .setup import start, start_run
+from .setup import Prepared, prepare, start, start_run
 
 __all__ = [
     "ApprovalDecision",
     "ApproveCallback",
     "Compaction",
+    "Prepared",
     "Run",
     "RunOptions",
     "complete",
     "complete_async",
     "complete_incremental_async",
+    "prepare",
     "start",
     "start_run",
     "stream",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
@@ -44,7 +45,6 @@ from .compaction import (
     transcript_text,
     with_summary,
 )
-from .contain import Containment
 from .context import estimate_tokens, message_chars, response_tokens
 
 SUMMARY_TOOL_CHARS = 2_000
@@ -178,14 +178,16 @@ def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
 
 
 @dataclass
-class SlotRequests(Containment):
-    """The slot's one pydantic-ai capability: compaction before each request, `RequestCompleted` +
-    `ContextUpdated` + journal after it, containment of process exits around every node (`Containment`)
-    and approvals (`handle_deferred_tool_calls`).
+class SlotRequests(AbstractCapability[Any]):
+    """One slot run's hooks: compaction before each request, `RequestCompleted` + `ContextUpdated` +
+    journal after it, the tool-call wrapper (`get_wrapper_toolset`) and approvals
+    (`handle_deferred_tool_calls`).
 
-    One capability, not three: pydantic-ai copies the run context for every capability on every hook
-    and passes every stream event through each capability's `wrap_run_event_stream`, so each extra
-    capability costs per event and per round whether it has work to do or not.
+    The slot's shared agent (`agents.py`) has one capability, `_PerRun`, which contains process exits
+    and forwards these hooks to the run's `SlotRequests`. One capability, not several: pydantic-ai copies
+    the run context for every capability on every hook and passes every stream event through each
+    capability's `wrap_run_event_stream`, so each extra capability costs per event and per round whether
+    it has work to do or not.
     """
 
     state: RunState

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +35,7 @@ from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
 from ..wire import needs_scrub, scrub_event
+from .agents import SlotAgents
 from .budget import ceiling_from
 from .coalesce import TextCoalescer
 from .compaction import ContextKeeper
@@ -67,6 +68,8 @@ class _Setup:
     """The options as given (the fields above are their checked, resolved forms)."""
     notes: tuple[str, ...] = ()
     """Warnings found while setting up (shown at the start of each segment)."""
+    agents: SlotAgents = field(default_factory=SlotAgents)
+    """The slots' pydantic-ai agents, built once per slot shape for every run started from this setup."""
 
 
 def start_run(
@@ -125,13 +128,20 @@ def start_run(
 
 def start(template: Template | str, options: RunOptions) -> Run:
     """`start_run` with its options as one value (what every surface calls)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
+    _running_loop()
+    return prepare(template, options).start()
+
+
+def prepare(template: Template | str, options: RunOptions) -> Prepared:
+    """Check and resolve what every run of `template` with `options` shares (template, tools, model), once.
+
+    A batch prepares once and starts each row from it (`Prepared.start(context=...)`), so its rows share
+    the compiled template, the built tools and the slots' pydantic-ai agents (`agents.py`).
+
+    Raises (before any model call): `TemplateSyntaxError`, `ToolDefinitionError`, `ModelConfigError`,
+    `AgentcellError` for `history=` with `resume_from=`.
+    """
     compiled = _compile(template)
-    context = dict(options.context or {})
-    compiled.check_context(context)
     resume_from, history = options.resume_from, options.history
     if resume_from is not None and history is not None:
         raise AgentcellError("pass history= or resume_from=, not both (a resumed run keeps its own history)")
@@ -140,7 +150,7 @@ def start(template: Template | str, options: RunOptions) -> Run:
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
     setup = _Setup(
         template=compiled,
-        context=context,
+        context=dict(options.context or {}),
         model=resolve_model(options.model),
         registry=registry,
         history=tuple(history or ()),
@@ -154,9 +164,38 @@ def start(template: Template | str, options: RunOptions) -> Run:
     compaction = options.compaction
     if compaction is not None and compaction.model is not None:
         resolve_model(compaction.model)  # a bad summarizer fails now, not at the first compaction
-    rid = options.run_id or (resume_from.run_id if resume_from is not None else uuid.uuid4().hex[:12])
-    check_run_id(rid)  # it names the journal file: no '../', no separators
-    return _launch(setup, rid, resume=resume_from)
+    return Prepared(setup)
+
+
+class Prepared:
+    """A template with its options, checked and resolved once (`prepare`); each `start` is one run of it."""
+
+    __slots__ = ("_setup",)
+
+    def __init__(self, setup: _Setup) -> None:
+        self._setup = setup
+
+    def start(self, *, context: Mapping[str, Any] | None = None, run_id: str | None = None) -> Run:
+        """Start one run on the running loop: with the prepared options' context and run id, or these.
+
+        Raises: `UndefinedVariableError` (the template reads a variable the context lacks), `AgentcellError`
+        (no running loop, a run id that cannot name a journal file).
+        """
+        _running_loop()
+        setup = self._setup if context is None else replace(self._setup, context=dict(context))
+        setup.template.check_context(setup.context)
+        options = setup.options
+        resume_from = options.resume_from
+        rid = run_id or options.run_id or (resume_from.run_id if resume_from is not None else uuid.uuid4().hex[:12])
+        check_run_id(rid)  # it names the journal file: no '../', no separators
+        return _launch(setup, rid, resume=resume_from)
+
+
+def _running_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
 
 
 def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript: Transcript | None = None) -> Run:
@@ -187,6 +226,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         context=_keeper(setup),
         journal=sink.journal,
         reference_time=_reference(options.now, resume),
+        agents=setup.agents,
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
@@ -28,6 +29,7 @@ from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
+from .agents import Answers, Binding, bound
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls
 from .contain import cancel_cooperatively, describe, stop_requested
@@ -125,6 +127,12 @@ class _AgentCall:
     """One slot's pydantic-ai agent run, built and ready to start."""
 
     agent: Agent[Any, Any]
+    """Shared by every run of the same slot shape in the prepared run (`agents.py`); this run's own parts follow."""
+    binding: Binding
+    model: Model
+    output_type: Any
+    """`None` for free text (the agent's `str`), else the typed slot's one-field model."""
+    instructions: str | None
     prompt: str | None
     past: list[ModelMessage]
     budget: SlotBudget
@@ -139,10 +147,14 @@ class _AgentCall:
         with (
             request_scope(name, on_retry=functools.partial(_report_retry, state, name)),
             capturing(self.requests.model, emit=state.emit, run_id=state.run_id, slot=name),  # the wire view
+            bound(self.binding),  # the shared agent's per-run state, read by its run's tasks (copies of this context)
         ):
             run = functools.partial(
                 self.agent.run,
                 self.prompt,
+                model=self.model,
+                output_type=self.output_type,
+                instructions=self.instructions,
                 message_history=self.past,
                 deps=state.deps,
                 usage_limits=self.budget.limits,
@@ -175,21 +187,14 @@ def _agent_call(
         calls = SlotCalls(state, name, policies, budget)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
-    # The slot's one capability is the agent's, not the run's: run capabilities nest a second combined
-    # layer that every hook and every stream event passes through, and are re-composed per run.
+    # The slot's one capability is the agent's (`agents._PerRun`, forwarding to this run's `SlotRequests`),
+    # not the run's: run capabilities nest a second combined layer every hook and stream event passes through.
     requests = SlotRequests(state=state, slot=name, stream=stream, model=model, calls=calls)
-    agent: Agent[Any, Any] = Agent(
-        model,
-        tools=tools,  # the agent's own toolset, one child: a second one costs tasks per step (see SlotRequests)
-        output_type=output.type,
-        instructions=_instructions(spec, rendered, state.reference_time),
-        deps_type=state.deps_type,
-        name=spec.name,
-        retries=retry_budget(options, budget),
-        capabilities=[requests],  # containment and approvals included
+    answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
+    agent = state.agents.agent_for(
+        tools=tools, deps_type=state.deps_type, name=spec.name, retries=retry_budget(options, budget), answers=answers
     )
-    if output.check is not None:
-        agent.output_validator(_validator(output.check, stream))
+    validate = None if output.check is None else _validator(output.check, stream)
     prompt: str | None
     prompt, past = split_turns(history, rendered.turns)
     if resume:  # the slot's own finished rounds go on as history that counts as its record
@@ -197,6 +202,10 @@ def _agent_call(
         stream.resumed = resume
     return _AgentCall(
         agent=agent,
+        binding=Binding(requests=requests, validate=validate),
+        model=model,
+        output_type=None if answers != "typed" else output.type,
+        instructions=_instructions(spec, rendered, state.reference_time),
         prompt=prompt,
         past=past,
         budget=budget,

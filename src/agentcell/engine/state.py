@@ -19,6 +19,7 @@ from ..models import ResolvedModel
 from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
+from .agents import SlotAgents
 from .guard import Guards
 from .temporal import reference_time
 from .toolbox import ToolRegistry
@@ -106,6 +107,8 @@ class RunState:
     """What "now" means for the run's temporal slots (fixed when the run starts; see `temporal.py`)."""
     emit_text: EmitText | None = None
     """Where streamed text goes, merged before it becomes events (`coalesce.py`); `None`: `emit` per piece."""
+    agents: SlotAgents = field(default_factory=SlotAgents)
+    """The slots' pydantic-ai agents, shared with every run of the same prepared setup (`agents.py`)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""
