@@ -18,12 +18,13 @@ import sys
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, field_validator
 
 from agentcell.engine import start_run
 from agentcell.engine.tooltask import ABANDON_AFTER_S
 from agentcell.events import ApprovalRequested, Event, ProcessingComplete, RunWarning
 from agentcell.tools import tool
-from tests.engine.conftest import Call, Raise, Script, brief, routed, slot, template
+from tests.engine.conftest import Call, Final, Raise, Script, brief, routed, slot, template
 
 pytestmark = pytest.mark.anyio
 
@@ -144,6 +145,29 @@ async def test_guard_model_raising_system_exit_fails_the_run() -> None:
     run = start_run(tpl, model=routed(guard, main), journal=False)
     result = await run.wait()
     assert result.status == "failed" and result.error == "SystemExit: 4"
+    assert len(_endings(run.events_so_far)) == 1
+
+
+class Exits(BaseModel):
+    """A notebook type whose validator exits (a typed slot's answer is validated inside pydantic-ai)."""
+
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def _exit(cls, n: int) -> int:
+        sys.exit(5)
+
+
+async def test_a_typed_answers_validator_raising_system_exit_fails_the_run() -> None:
+    from agentcell.engine import start
+    from agentcell.options import RunOptions
+
+    run = start("[[Exits:x]]", RunOptions(context={"Exits": Exits}, model=Script([Final({"n": 1})]).model,
+                                          journal=False))
+    result = await run.wait()
+    await asyncio.sleep(0)
+    assert result.status == "failed" and result.error == "SystemExit: 5"
     assert len(_endings(run.events_so_far)) == 1
 
 

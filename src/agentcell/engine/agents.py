@@ -34,8 +34,6 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
 
-from .contain import Containment
-
 Answers = Literal["text", "checked", "typed"]
 """What the slot answers: plain free text, free text with an output check, or a typed value."""
 
@@ -69,9 +67,12 @@ def _requests() -> AbstractCapability[Any]:
     return binding.requests
 
 
-class _PerRun(Containment):
-    """The shared agent's one capability: containment of process exits around every node (`Containment`,
-    the same for every run), every other hook forwarded to the run's own `SlotRequests`."""
+class _PerRun(AbstractCapability[Any]):
+    """The shared agent's one capability: every hook forwarded to the run's own `SlotRequests`.
+
+    It has no `wrap_node_run`: pydantic-ai runs every node through one more layer of calls and context
+    copies for a capability that has one (~30 calls a node), so process exits are contained where the
+    run's foreign code is called instead (contain.py)."""
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
         binding = _binding.get()  # asked per run; unbound (pydantic-ai looking at the agent): no wrapper

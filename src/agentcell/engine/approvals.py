@@ -17,7 +17,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from pydantic_core import to_jsonable_python
 
 from ..events import ApprovalRequested, ApprovalResolved
-from .contain import describe
+from .contain import PROCESS_EXITS, Escaped, describe
 from .state import ApprovalDecision, RunState
 
 NO_APPROVER = (
@@ -57,6 +57,8 @@ async def _decide(state: RunState, slot: str, call_id: str, tool: str, args: dic
     else:
         try:
             answer: object = await state.approve(request)
+        except PROCESS_EXITS as exc:  # see contain.py: the slot fails, the loop lives
+            raise Escaped(exc) from exc
         except Exception as exc:  # fail closed: a broken approver never lets a call through
             answer = exc
         decision = _checked(tool, answer)

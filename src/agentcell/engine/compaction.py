@@ -34,6 +34,7 @@ from pydantic_ai.usage import RunUsage
 
 from ..options import DEFAULT_COMPACTION as DEFAULT_COMPACTION
 from ..options import Compaction as Compaction
+from .contain import PROCESS_EXITS, Escaped
 from .context import estimate_tokens, message_chars
 
 SUMMARY_INSTRUCTIONS = (
@@ -157,8 +158,11 @@ async def summarize(model: Model, text: str) -> tuple[str, RunUsage]:
 
 
 async def _drain(_ctx: Any, events: AsyncIterable[Any]) -> None:
-    async for _ in events:
-        pass
+    try:
+        async for _ in events:  # pulling the stream runs the model's own code
+            pass
+    except PROCESS_EXITS as exc:  # see contain.py
+        raise Escaped(exc) from exc
 
 
 class SlotView:

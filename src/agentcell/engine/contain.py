@@ -3,9 +3,15 @@
 asyncio re-raises `SystemExit` and `KeyboardInterrupt` out of the loop itself when a task ends with
 one (`Task.__step`), and anyio's task groups treat every non-`Exception` specially; in a kernel that
 means a dead loop: no reply to `1+1`, Interrupt ignored, the notebook's state lost on restart. So a
-`sys.exit()` in a model, a hook or an approval callback is turned into `Escaped` (an ordinary
-exception) right where pydantic-ai runs it (`Containment.wrap_node_run`), and the slot fails with it.
-Tool calls are contained one level deeper, per call (`tooltask.py`).
+`sys.exit()` is turned into `Escaped` (an ordinary exception) where the run calls code that is not
+its own, before pydantic-ai's graph sees it (a process exit that reaches pydantic-ai's graph ends its
+iterator task too, and that task's end reaches the loop even if the run's own task catches it):
+* a model's code runs as its stream is pulled, in the slot's event-stream handler (`streaming.py`)
+  and the compaction summary's (`compaction.py`); both contain what it raises;
+* an approval callback is contained where it is awaited (`approvals.py`);
+* tool calls per call (`tooltask.py`); the run's top task in `cancel_cooperatively` below.
+Not in a `wrap_node_run` capability hook around every node, as before: pydantic-ai runs each node
+through one more layer of calls and run-context copies for a capability that has one.
 
 A `CancelledError` is a Stop only when the task it lands in is being cancelled (`stop_requested`);
 one that code raises on its own is a failure like any other.
@@ -21,13 +27,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
-from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.capabilities.abstract import AgentNode, NodeResult, WrapNodeRunHandler
 
 from ..providers.secrets import mask_secrets
 
@@ -61,19 +63,6 @@ def stop_requested() -> bool:
     it having raised `CancelledError` on its own."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-@dataclass
-class Containment(AbstractCapability[Any]):
-    """Turns the process-exit exceptions of a slot's model requests, hooks and callbacks into `Escaped`."""
-
-    async def wrap_node_run(
-        self, ctx: RunContext[Any], *, node: AgentNode[Any], handler: WrapNodeRunHandler[Any]
-    ) -> NodeResult[Any]:
-        try:
-            return await handler(node)
-        except PROCESS_EXITS as exc:
-            raise Escaped(exc) from exc
 
 
 T = TypeVar("T")

@@ -32,6 +32,7 @@ from pydantic_ai.usage import RunUsage
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
 from ..transcript import Pieces
 from .budget import OutputMeter
+from .contain import PROCESS_EXITS, Escaped
 from .state import RunState
 
 
@@ -65,9 +66,12 @@ class SlotStream:
         self.messages, self.usage, self.agent_run_id = ctx.messages, ctx.usage, ctx.run_id
         self._state.usage.update(self._slot, ctx.usage)
         guards, step = self._state.guards, ctx.run_step
-        async for event in events:
-            guards.poll()
-            await self._on(event, step)
+        try:
+            async for event in events:  # pulling the stream runs the model's own code
+                guards.poll()
+                await self._on(event, step)
+        except PROCESS_EXITS as exc:  # see contain.py: the slot fails, the loop lives
+            raise Escaped(exc) from exc
 
     async def _on(self, event: AgentStreamEvent, step: int) -> None:
         if isinstance(event, PartDeltaEvent):  # the common case first: one per streamed token

@@ -117,7 +117,12 @@ def is_text_type(type_: Any) -> bool:
 
 def is_num(x: Any) -> bool:
     """A finite JSON number (JavaScript's `typeof x === "number" && Number.isFinite(x)`)."""
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    cls = type(x)  # exact types first: this runs for every number of every event
+    if cls is int:
+        return True
+    if cls is float:
+        return math.isfinite(x)
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def num(x: Any, default: Any = 0) -> Any:
