@@ -8,6 +8,9 @@ so the model is the same and cheap and what differs is the machinery around it:
 
 * `raw` — the baseline: `asyncio.gather` of raw pydantic-ai `Agent.run_stream` runs, one per row,
   behind the same `asyncio.Semaphore(concurrency)`;
+* `raw-handler` — the same with `Agent.run(..., event_stream_handler=...)` consuming every event: a raw
+  run that streams its progress, the mechanism the engine is built on (issue 18's baseline); ratios
+  are given against both;
 * `engine` — `asyncio.gather` of agentcell engine runs (`engine.start(...)`, journal off) behind the
   same semaphore: what one row costs before the batch adds anything;
 * `map` — `agentcell.map(..., journal=False)`: one engine run per row (transcript, events, budgets);
@@ -73,6 +76,25 @@ async def run_raw(rows: list[str], concurrency: int) -> list[str]:
     return await asyncio.gather(*(one(w) for w in rows))
 
 
+async def run_raw_handler(rows: list[str], concurrency: int) -> list[str]:
+    """Raw pydantic-ai that streams its events to a handler (`Agent.run(..., event_stream_handler=...)`): what
+    a raw run must do to show its progress, and the mechanism the engine is built on (issue 18's baseline)."""
+    from pydantic_ai import Agent
+
+    agent = Agent(model())
+    gate = asyncio.Semaphore(concurrency)
+
+    async def consume(_ctx: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
+    async def one(word: str) -> str:
+        async with gate:
+            return (await agent.run(f"SHOUT: {word}", event_stream_handler=consume)).output
+
+    return await asyncio.gather(*(one(w) for w in rows))
+
+
 async def run_engine(rows: list[str], concurrency: int) -> list[Any]:
     """The engine alone: one `engine.start` run per row behind the same semaphore, no batch around it."""
     from agentcell.engine import start
@@ -103,6 +125,9 @@ async def run_map(rows: list[str], concurrency: int, *, journal: Any, widget: bo
     return {"sent": sent}
 
 
+RUNNERS = {"raw": run_raw, "raw-handler": run_raw_handler, "engine": run_engine}
+
+
 def busiest_second(times: list[float]) -> int:
     return max((sum(1 for u in times if t <= u < t + 1.0) for t in times), default=0)
 
@@ -122,8 +147,8 @@ def throughput(n: int, concurrencies: list[int], reps: int, machine: _common.Mac
                 def go() -> dict[str, float]:
                     gc.collect()
                     start, cpu = time.perf_counter(), time.process_time()
-                    if kind in ("raw", "engine"):
-                        asyncio.run(run_raw(rows, c) if kind == "raw" else run_engine(rows, c))
+                    if kind in RUNNERS:
+                        asyncio.run(RUNNERS[kind](rows, c))
                         extra: dict[str, Any] = {"sent": []}
                     else:
                         journal = False if kind == "map" else Path(folder) / f"{kind}-{c}-{time.time_ns()}"
@@ -135,13 +160,15 @@ def throughput(n: int, concurrencies: list[int], reps: int, machine: _common.Mac
                     return {"wall": wall, "cpu": time.process_time() - cpu, "rows_per_s": len(rows) / wall}
                 return go
 
-            kinds = ("raw", "engine", "map", "map+journal", "map+widget")
+            kinds = ("raw", "raw-handler", "engine", "map", "map+journal", "map+widget")
             samples = _common.interleaved({k: variant(k) for k in kinds},
                                           reps=reps, warmup=0, on_rep=lambda _r: machine.sample())
             out[str(c)] = {
                 "samples": samples,
                 "ratio_wall": {k: _common.paired_ratio(samples, k, "raw", "wall") for k in samples if k != "raw"},
                 "ratio_cpu": {k: _common.paired_ratio(samples, k, "raw", "cpu") for k in samples if k != "raw"},
+                "ratio_wall_vs_handler": {k: _common.paired_ratio(samples, k, "raw-handler", "wall")
+                                          for k in samples if not k.startswith("raw")},
                 "widget_traffic": traffic,
             }
             print(f"concurrency {c}: " + ", ".join(
@@ -266,10 +293,13 @@ def report(payload: dict[str, Any]) -> None:
             for kind, ratio in data["ratio_wall"].items():
                 wall = _common.median(s["wall"] for s in data["samples"][kind])
                 cpu = data["ratio_cpu"][kind]
-                lines.append([c, kind, round(raw, 2), round(wall, 2), f"x{ratio:.2f}", f"x{cpu:.2f}"])
+                handler = data.get("ratio_wall_vs_handler", {}).get(kind)
+                lines.append([c, kind, round(raw, 2), round(wall, 2), f"x{ratio:.2f}", f"x{cpu:.2f}",
+                              "" if handler is None else f"x{handler:.2f}"])
             for t in data["widget_traffic"]:
-                lines.append([c, "widget msgs", "", round(t["per_s"], 1), f"busiest 1 s: {t['busiest_1s']}", ""])
-        print(_common.table(lines, ["concurrency", "variant", "raw wall s", "wall s", "wall vs raw", "cpu vs raw"]))
+                lines.append([c, "widget msgs", "", round(t["per_s"], 1), f"busiest 1 s: {t['busiest_1s']}", "", ""])
+        print(_common.table(lines, ["concurrency", "variant", "raw wall s", "wall s", "wall vs raw", "cpu vs raw",
+                                    "wall vs raw-handler"]))
 
 
 if __name__ == "__main__":  # worker processes of the Dask LocalCluster re-import this module
