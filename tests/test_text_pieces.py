@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from agentcell.engine.runner import _Deltas
+from agentcell.engine.eventlog import _Deltas
 from agentcell.events import TokenDelta
 from agentcell.text_pieces import CHUNK, LARGE
 from agentcell.transcript import Pieces

@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
 from agentcell import events, journal
-from agentcell.engine import complete_async, context, runner, streaming
+from agentcell.engine import complete_async, context, eventlog, streaming
 from agentcell.engine.coalesce import TextCoalescer
 from agentcell.engine.compaction import ContextKeeper
 from agentcell.handle import launch
@@ -93,7 +93,7 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
             events_made.calls += 1
             super().__init__()
 
-    monkeypatch.setattr(runner, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "Event": CountedEvent}))
+    monkeypatch.setattr(eventlog, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "Event": CountedEvent}))
     sent: list[dict[str, Any]] = []
     monkeypatch.setattr(AgentWidget, "send", lambda self, content, buffers=None: sent.append(content))
     monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path))
@@ -140,8 +140,8 @@ async def test_an_async_reader_wakes_per_batch_not_per_event(monkeypatch: pytest
             events_made.calls += 1
             super().__init__()
 
-    monkeypatch.setattr(runner, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "Event": CountedEvent}))
-    log = runner.EventLog()
+    monkeypatch.setattr(eventlog, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "Event": CountedEvent}))
+    log = eventlog.EventLog()
     from agentcell.events import TokenDelta
 
     seen: list[str] = []
@@ -194,7 +194,7 @@ async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event(
     assert events == tuple(followed)
     deltas = [e for e in events if isinstance(e, TokenDelta)]
     assert "".join(d.text for d in deltas) == "".join(f"t{i} " for i in range(3_000))
-    assert len(deltas) > 2 * runner.CHUNK  # nearly a delta per token (the timer fires every loop turn)
+    assert len(deltas) > 2 * eventlog.CHUNK  # nearly a delta per token (the timer fires every loop turn)
     assert {(d.slot, d.round) for d in deltas} == {("answer", 1)}
     log = run._log.events
     assert log[-1] == events[-1] and log[len(log) // 2] == events[len(events) // 2]

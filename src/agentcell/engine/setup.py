@@ -40,9 +40,10 @@ from .budget import ceiling_from
 from .coalesce import TextCoalescer
 from .compaction import ContextKeeper
 from .context import window_for
+from .eventlog import EventLog
 from .execute import Executor, ResumePoint
 from .guard import Guards
-from .runner import EventLog, Run
+from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
 from .toolbox import ToolRegistry, build_registry

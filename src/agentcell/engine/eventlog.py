@@ -1,0 +1,207 @@
+"""A run's event log: every event in order, for readers that follow it, reduced into its transcript.
+
+Kept compactly: a stream's consecutive text deltas are one `_Deltas` entry, not one object per token
+(`_Events`), and the transcript is reduced when it is read (`EventLog.transcript`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import dataclasses
+import time
+from array import array
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import overload
+
+from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
+from ..text_pieces import CHUNK, worth_joining
+from ..transcript import Transcript
+
+
+class _Deltas:
+    """A run of consecutive text deltas of one slot, round and kind, stored compactly.
+
+    A million-token answer would otherwise keep a million `TokenDelta` objects (~70 bytes each) plus
+    a string object per token (~50 bytes of overhead). Here small texts are joined every `CHUNK` into
+    one string with the pieces' end offsets in an `array` (4–8 bytes a token); long ones (a fast
+    stream, merged by `coalesce.py`) are kept as they are, shared with the transcript and the views
+    (`text_pieces.py`). The events are made again when read (`events_so_far`, `follow()`), equal to
+    the ones appended.
+    """
+
+    __slots__ = ("chunks", "ends", "first", "pending")
+
+    def __init__(self, first: TokenDelta | ThinkingDelta) -> None:
+        self.first = first
+        self.chunks: list[str | list[str]] = []
+        """Per `CHUNK` texts: one joined string (with `ends`), or the texts themselves when long."""
+        self.ends: list[array[int] | None] = []
+        self.pending: list[str] = [first.text]
+
+    def same(self, event: Event) -> bool:
+        first = self.first
+        return (type(event) is type(first) and event.slot == first.slot
+                and event.round == first.round and event.run_id == first.run_id)
+
+    def add(self, text: str) -> None:
+        self.pending.append(text)
+        if len(self.pending) >= CHUNK:
+            if not worth_joining(self.pending):
+                self.chunks.append(self.pending)
+                self.ends.append(None)
+                self.pending = []
+                return
+            ends, at = array("Q"), 0
+            for piece in self.pending:
+                at += len(piece)
+                ends.append(at)
+            self.chunks.append("".join(self.pending))
+            self.ends.append(ends)
+            self.pending = []
+
+    def __len__(self) -> int:
+        return len(self.chunks) * CHUNK + len(self.pending)
+
+    def text(self, k: int) -> str:
+        chunk, j = divmod(k, CHUNK)
+        if chunk == len(self.chunks):
+            return self.pending[j]
+        texts, ends = self.chunks[chunk], self.ends[chunk]
+        if isinstance(texts, list):
+            return texts[j]
+        assert ends is not None
+        return texts[ends[j - 1] if j else 0 : ends[j]]
+
+    def event(self, k: int) -> Event:
+        return self.first if k == 0 else dataclasses.replace(self.first, text=self.text(k))
+
+
+class _Events(Sequence[Event]):
+    """A run's events in order, with runs of text deltas stored as `_Deltas` (memory O(text), not O(tokens))."""
+
+    def __init__(self) -> None:
+        self._items: list[Event | _Deltas] = []
+        self._starts: list[int] = []
+        self._count = 0
+
+    def append(self, event: Event) -> None:
+        items = self._items
+        if isinstance(event, TokenDelta | ThinkingDelta):
+            last = items[-1] if items else None
+            if isinstance(last, _Deltas) and last.same(event):
+                last.add(event.text)
+            else:
+                items.append(_Deltas(event))
+                self._starts.append(self._count)
+        else:
+            items.append(event)
+            self._starts.append(self._count)
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        at = bisect.bisect_right(self._starts, index) - 1
+        item = self._items[at]
+        return item.event(index - self._starts[at]) if isinstance(item, _Deltas) else item
+
+    def __iter__(self) -> Iterator[Event]:
+        for item in self._items:
+            if isinstance(item, _Deltas):
+                for k in range(len(item)):
+                    yield item.event(k)
+            else:
+                yield item
+
+
+class EventLog:
+    """Append-only list of a run's events that readers can follow, reduced into the run's transcript.
+
+    The transcript is the one model of the run's state every reader shares (`Run.transcript`); a
+    resumed run's segments reduce into the same one, as the widget does. Two kinds of reader:
+    `follow()` (async, wakes when events arrive) and `listen()` (called synchronously on every
+    append: no task switch per event, what the widget uses). An append costs O(1): it signals the
+    async readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader,
+    none per event), and creates nothing when nobody waits.
+
+    The transcript is reduced when it is read (`transcript`), not per append: a batch row's run is
+    never looked at while it runs, a single run's view reads it at its end, and the reducer costs as
+    much per event as the rest of the append. Events wait with their time, at most `FOLD_AT` of them.
+    """
+
+    FOLD_AT = 1024
+    """Events kept unreduced at most (bounds what waits when nobody reads the transcript)."""
+
+    def __init__(self, transcript: Transcript | None = None) -> None:
+        self.events = _Events()
+        self._transcript = transcript if transcript is not None else Transcript()
+        self._unreduced: list[tuple[Event, float]] = []
+        self._t0 = time.monotonic()
+        self._wake: asyncio.Event | None = None
+        """Set on the next append; exists only while an async reader waits."""
+        self._listeners: list[Callable[[Event], None]] = []
+
+    def append(self, event: Event) -> None:
+        self.events.append(event)
+        unreduced = self._unreduced
+        unreduced.append((event, time.monotonic() - self._t0))
+        if len(unreduced) >= self.FOLD_AT:
+            self._reduce()
+        for listener in self._listeners:
+            listener(event)
+        wake = self._wake
+        if wake is not None:
+            self._wake = None  # readers that wake and find nothing new wait on a fresh one
+            wake.set()
+
+    @property
+    def transcript(self) -> Transcript:
+        """The run's transcript with every event so far reduced into it."""
+        if self._unreduced:
+            self._reduce()
+        return self._transcript
+
+    def _reduce(self) -> None:
+        unreduced, self._unreduced = self._unreduced, []
+        apply = self._transcript.apply_event
+        for event, t in unreduced:
+            apply(event, t=round(t, 3))
+
+    def listen(self, listener: Callable[[Event], None]) -> None:
+        """Call `listener(event)` for every event so far, then synchronously for every later one.
+
+        It runs inside the run's `emit`: it must be quick and must not raise (wrap it; see `RunHandle`).
+        """
+        for event in list(self.events):
+            listener(event)
+        self._listeners.append(listener)
+
+    def unlisten(self, listener: Callable[[Event], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    async def follow(self) -> AsyncIterator[Event]:
+        index = 0
+        while True:
+            while index < len(self.events):
+                event = self.events[index]
+                index += 1
+                yield event
+                if isinstance(event, ProcessingComplete):
+                    return
+            if self._wake is None:
+                self._wake = asyncio.Event()
+            await self._wake.wait()
