@@ -9,6 +9,7 @@ as one snapshot whose size grows linearly with the text.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic_core import to_json, to_jsonable_python
@@ -163,12 +164,46 @@ def scrub(value: Any) -> tuple[Any, int]:
 
 
 def _valid_utf8(value: Any) -> bool:
-    """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure."""
+    """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure.
+
+    Checked in C by serializing it, except its long strings: each is searched for a surrogate where it
+    is (`hollow`). Serialized, the run's end (a long answer in the event, twice in the exported
+    transcript) cost a copy of the answer per place it appears, at the run's peak of memory.
+    """
     try:
-        to_json(value)
-    except Exception:  # a lone surrogate, or a value only the walk below can judge
+        to_json(hollow(value))
+    except Exception:  # a lone surrogate, or a value only the walk in `scrub` can judge
         return False
     return True
+
+
+LONG = 32_768
+"""Strings this long (characters) are checked in place, not serialized (`hollow`)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def hollow(value: Any) -> Any:
+    """`value` with each long string replaced by `""` once found valid UTF-8 (containers copied only where
+    one changed; `value` itself is never changed).
+
+    Raises:
+        ValueError: a long string holds a lone surrogate.
+    """
+    if isinstance(value, str):
+        if len(value) < LONG:
+            return value
+        if not value.isascii() and _SURROGATE.search(value):
+            raise ValueError("a lone surrogate")
+        return ""
+    if isinstance(value, dict):
+        changed = {key: new for key, item in value.items() if (new := hollow(item)) is not item}
+        return {**value, **changed} if changed else value
+    if isinstance(value, list | tuple):
+        items = [hollow(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
+    return value
 
 
 def scrub_event(event: Event) -> tuple[Event, int]:

@@ -1,0 +1,68 @@
+"""A journal row with long strings is written as pieces (`journal/rowjson.py`): the same bytes, each long string encoded once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+from agentcell.events import ProcessingComplete, SlotCompleted, ToolStarted
+from agentcell.journal import Journal
+from agentcell.journal.rowjson import KEEP, LONG, LongStrings, dump_pieces
+from agentcell.journal.writer import event_adapter
+from agentcell.result import RunResult
+
+ANSWER = ('He said "ok"\n\tthen \\ left é 中文 🎉 \x01\x1f ' * (LONG // 20))[: LONG + 7]
+
+
+def run_end(answer: str) -> ProcessingComplete:
+    messages = (ModelRequest(parts=[UserPromptPart(content="Go")]), ModelResponse(parts=[TextPart(content=answer)]))
+    result = RunResult(run_id="r", status="completed", results={"answer": answer, "n": 1.5e-7}, answer=answer,
+                       messages=messages, slot_messages={"answer": messages}, partial={"x": "short"})
+    return ProcessingComplete(run_id="r", status="completed", result=result)
+
+
+def long_pieces(pieces: tuple[bytes, ...]) -> list[bytes]:
+    return [p for p in pieces if len(p) > LONG]
+
+
+def test_the_run_end_row_has_the_dump_json_bytes_with_the_answer_encoded_once() -> None:
+    event = run_end(ANSWER)
+    pieces = dump_pieces(event_adapter(), event, LongStrings())
+    assert b"".join(pieces) == event_adapter().dump_json(event, fallback=repr)
+    long = long_pieces(pieces)
+    assert len(long) == 4 and all(p is long[0] for p in long)  # answer, results, messages, slot_messages
+    assert json.loads(b"".join(pieces))["result"]["answer"] == ANSWER
+
+
+def test_rows_without_a_long_string_are_one_piece_and_long_strings_in_lists_are_cut() -> None:
+    small = ToolStarted(run_id="r", slot="s", call_id="c", tool_name="t", args={"q": "x" * (LONG - 1)}, round=1)
+    assert dump_pieces(event_adapter(), small, LongStrings()) == (event_adapter().dump_json(small, fallback=repr),)
+    other = "z" * LONG
+    messages = [ModelResponse(parts=[TextPart(content=ANSWER), TextPart(content=other), TextPart(content=ANSWER)])]
+    pieces = dump_pieces(ModelMessagesTypeAdapter, messages, LongStrings())
+    assert b"".join(pieces) == ModelMessagesTypeAdapter.dump_json(messages)
+    assert len(long_pieces(pieces)) == 3
+
+
+def test_an_answer_is_encoded_once_for_the_rows_that_follow_and_at_most_keep_are_kept() -> None:
+    long = LongStrings()
+    first = long_pieces(dump_pieces(event_adapter(), SlotCompleted(run_id="r", slot="a", value=ANSWER), long))
+    later = long_pieces(dump_pieces(event_adapter(), run_end(ANSWER), long))
+    assert first[0] is later[0]
+    equal_not_same = "".join([ANSWER[:10], ANSWER[10:]])
+    assert long.encode(equal_not_same) is not first[0]  # by identity: another string is encoded anew
+    for i in range(KEEP):
+        long.encode(f"{i}" * LONG)
+    assert long.encode(ANSWER) is not first[0]  # evicted
+
+
+def test_a_long_string_that_is_not_valid_utf8_is_scrubbed_in_the_file(tmp_path: Path) -> None:
+    log = Journal(tmp_path / "run.jsonl", max_bytes=None)
+    bad = "\ud83d" + ANSWER
+    log.event(SlotCompleted(run_id="r", slot="a", value=bad, text=bad))
+    log.close()
+    row: dict[str, Any] = json.loads((tmp_path / "run.jsonl").read_bytes().decode("utf-8"))
+    assert row["event"]["value"] == "\ufffd" + ANSWER
