@@ -1,4 +1,4 @@
-"""A journal row with long strings is written as pieces (`journal/rowjson.py`): the same bytes, each long string encoded once."""
+"""A journal row with long strings is written as pieces (`journal/rowjson.py`): the same bytes, no long string encoded whole."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_core import to_json
 
 from agentcell.events import ProcessingComplete, SlotCompleted, ToolStarted
 from agentcell.journal import Journal
-from agentcell.journal.rowjson import KEEP, LONG, LongStrings, dump_pieces
+from agentcell.journal.rowjson import KEEP, LONG, SLICE, LongStrings, LongText, dump_pieces
 from agentcell.journal.writer import event_adapter
 from agentcell.result import RunResult
 
@@ -24,17 +25,36 @@ def run_end(answer: str) -> ProcessingComplete:
     return ProcessingComplete(run_id="r", status="completed", result=result)
 
 
-def long_pieces(pieces: tuple[bytes, ...]) -> list[bytes]:
-    return [p for p in pieces if len(p) > LONG]
+def long_pieces(pieces: tuple[bytes | LongText, ...]) -> list[LongText]:
+    return [p for p in pieces if isinstance(p, LongText)]
 
 
-def test_the_run_end_row_has_the_dump_json_bytes_with_the_answer_encoded_once() -> None:
+def written(pieces: tuple[bytes | LongText, ...]) -> bytes:
+    out: list[bytes] = []
+    for piece in pieces:
+        if isinstance(piece, LongText):
+            piece.write(lambda data: out.append(bytes(data)))
+        else:
+            out.append(piece)
+    return b"".join(out)
+
+
+def test_the_run_end_row_has_the_dump_json_bytes_with_the_answer_measured_once() -> None:
     event = run_end(ANSWER)
     pieces = dump_pieces(event_adapter(), event, LongStrings())
-    assert b"".join(pieces) == event_adapter().dump_json(event, fallback=repr)
+    assert written(pieces) == event_adapter().dump_json(event, fallback=repr)
     long = long_pieces(pieces)
     assert len(long) == 4 and all(p is long[0] for p in long)  # answer, results, messages, slot_messages
-    assert json.loads(b"".join(pieces))["result"]["answer"] == ANSWER
+    assert long[0].text is ANSWER and len(long[0]) == len(to_json(ANSWER))
+    assert json.loads(written(pieces))["result"]["answer"] == ANSWER
+
+
+def test_a_long_string_is_written_a_slice_at_a_time() -> None:
+    text = ANSWER * (2 * SLICE // len(ANSWER) + 1)
+    out: list[bytes] = []
+    LongText(text).write(lambda data: out.append(bytes(data)))
+    assert len(out) == 5 and max(map(len, out)) < 2 * SLICE  # quote, three slices, quote
+    assert b"".join(out) == to_json(text)
 
 
 def test_rows_without_a_long_string_are_one_piece_and_long_strings_in_lists_are_cut() -> None:
@@ -43,20 +63,20 @@ def test_rows_without_a_long_string_are_one_piece_and_long_strings_in_lists_are_
     other = "z" * LONG
     messages = [ModelResponse(parts=[TextPart(content=ANSWER), TextPart(content=other), TextPart(content=ANSWER)])]
     pieces = dump_pieces(ModelMessagesTypeAdapter, messages, LongStrings())
-    assert b"".join(pieces) == ModelMessagesTypeAdapter.dump_json(messages)
+    assert written(pieces) == ModelMessagesTypeAdapter.dump_json(messages)
     assert len(long_pieces(pieces)) == 3
 
 
-def test_an_answer_is_encoded_once_for_the_rows_that_follow_and_at_most_keep_are_kept() -> None:
+def test_an_answer_is_measured_once_for_the_rows_that_follow_and_at_most_keep_are_kept() -> None:
     long = LongStrings()
     first = long_pieces(dump_pieces(event_adapter(), SlotCompleted(run_id="r", slot="a", value=ANSWER), long))
     later = long_pieces(dump_pieces(event_adapter(), run_end(ANSWER), long))
     assert first[0] is later[0]
     equal_not_same = "".join([ANSWER[:10], ANSWER[10:]])
-    assert long.encode(equal_not_same) is not first[0]  # by identity: another string is encoded anew
+    assert long.piece(equal_not_same) is not first[0]  # by identity: another string is measured anew
     for i in range(KEEP):
-        long.encode(f"{i}" * LONG)
-    assert long.encode(ANSWER) is not first[0]  # evicted
+        long.piece(f"{i}" * LONG)
+    assert long.piece(ANSWER) is not first[0]  # evicted
 
 
 def test_a_long_string_that_is_not_valid_utf8_is_scrubbed_in_the_file(tmp_path: Path) -> None:

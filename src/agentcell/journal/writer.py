@@ -30,7 +30,7 @@ from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
 from ..result import RunResult
 from ..wire import scrub
 from .paths import open_private
-from .rowjson import LongStrings, dump_pieces
+from .rowjson import LongStrings, LongText, dump_pieces
 
 MAX_MB_ENV = "AGENTCELL_JOURNAL_MAX_MB"
 DEFAULT_MAX_MB = 64.0
@@ -76,11 +76,11 @@ class Journal:
         """Why the journal stopped writing before the run ended (`None` while it writes)."""
         self._file: IO[bytes] | None = open_private(path)
         self._size = path.stat().st_size
-        self._rows: list[bytes] = []
+        self._rows: list[bytes | LongText] = []
         """Rows made and not yet written, as pieces of their lines."""
         self._timer: asyncio.TimerHandle | None = None
         self._long = LongStrings()
-        """Long strings encoded once for every row that holds them (`rowjson.py`)."""
+        """Long strings measured once for every row that holds them (`rowjson.py`)."""
         self._heads: dict[tuple[str, str, int, str], bytes] = {}
         """A text delta row's JSON up to its text, by run, slot, round and kind."""
         self.writes = 0
@@ -121,18 +121,19 @@ class Journal:
         """Append the conversation the run was seeded with."""
         self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages))))
 
-    def _dump(self, adapter: TypeAdapter[Any], value: Any) -> tuple[bytes, ...]:
+    def _dump(self, adapter: TypeAdapter[Any], value: Any) -> tuple[bytes | LongText, ...]:
         """`value` as UTF-8 JSON pieces; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
         try:
             return dump_pieces(adapter, value, self._long)
         except PydanticSerializationError:
             return (_json(adapter.dump_python(value, mode="json", fallback=repr)),)
 
-    def _row(self, body: Callable[[], tuple[bytes, ...]]) -> None:
+    def _row(self, body: Callable[[], tuple[bytes | LongText, ...]]) -> None:
         """Queue one row; `body` gives its JSON after `"seg":N,` as pieces, written as they are.
 
         The pieces are never concatenated into a line nor joined into a batch: a row that holds a long
-        answer (the run's end holds it several times) would be copied twice more.
+        answer (the run's end holds it several times) would be copied twice more. Its long strings are
+        `LongText`s, encoded only as they are written (`rowjson.py`).
         """
         if self._file is None:
             return
@@ -172,7 +173,10 @@ class Journal:
         try:
             write = self._file.write  # buffered: one write to the OS per batch, plus one per long piece
             for piece in rows:
-                write(piece)
+                if isinstance(piece, LongText):
+                    piece.write(write)  # a long string, a slice at a time
+                else:
+                    write(piece)
             self._file.flush()
         except (OSError, ValueError) as exc:  # disk full, folder gone
             self._stop(f"{type(exc).__name__}: {exc}")
