@@ -236,7 +236,10 @@ class EventLog:
 
     The merged text is kept as a list of pieces and joined only when read (`snapshot`/`take`):
     concatenating per token would copy the whole answer on every token (quadratic in its length).
-    Only the last event is ever changed; earlier ones are sealed and shared with snapshots.
+    A text event followed by others keeps its pieces too (`_unjoined`) until a read joins them, or
+    until its slot completes with that very text as its value: then the value, the string the run's
+    result holds, becomes the event's text (no copy of a long answer of this log's own). Events a
+    read returned are never changed after; only the last one is copied for the caller.
     """
 
     def __init__(self) -> None:
@@ -245,6 +248,8 @@ class EventLog:
         """Text pieces of the last event while it is an open text delta."""
         self._small = 0
         """Pieces appended since the last chunk was joined."""
+        self._unjoined: dict[int, list[str]] = {}
+        """Earlier text events (by position) whose text is still these pieces."""
 
     def add(self, event: WireEvent) -> None:
         if self._events and self._pieces and _mergeable(self._events[-1], event):
@@ -257,14 +262,33 @@ class EventLog:
                 self._small = 0
             self._events[-1]["t"] = event["t"]
             return
-        self._seal()
+        if len(self._pieces) > 1:
+            self._unjoined[len(self._events) - 1] = self._pieces
         self._events.append(dict(event))  # our own copy: the same event also goes to other logs
         self._pieces = [event["text"]] if event["kind"] in _TEXT_KINDS else []
         self._small = 0
+        value = event.get("value")
+        if event["kind"] == "slot_completed" and isinstance(value, str) and self._unjoined:
+            self._adopt(event.get("slot"), value)
+
+    def _adopt(self, slot: Any, value: str) -> None:
+        """Make `value` the text of the slot's unjoined answer text event that holds the same text."""
+        for at, pieces in reversed(self._unjoined.items()):
+            event = self._events[at]
+            if event["kind"] == "token_delta" and event.get("slot") == slot and _same_text(pieces, value):
+                event["text"] = value
+                del self._unjoined[at]
+                return
 
     def snapshot(self) -> list[WireEvent]:
         """Every event so far (text joined); the caller may keep the list."""
-        self._seal()
+        for at, pieces in self._unjoined.items():
+            self._events[at]["text"] = "".join(pieces)
+        self._unjoined = {}
+        if len(self._pieces) > 1:
+            joined = "".join(self._pieces)
+            self._events[-1]["text"] = joined
+            self._pieces, self._small = [joined], 0
         if not self._events:
             return []
         return [*self._events[:-1], dict(self._events[-1])]
@@ -275,11 +299,17 @@ class EventLog:
         self._events, self._pieces = [], []
         return events
 
-    def _seal(self) -> None:
-        if len(self._pieces) > 1:
-            joined = "".join(self._pieces)
-            self._events[-1]["text"] = joined
-            self._pieces, self._small = [joined], 0
-
     def __len__(self) -> int:
         return len(self._events)
+
+
+def _same_text(pieces: list[str], text: str) -> bool:
+    """Whether `pieces` joined would be `text` (compared in place: no join)."""
+    if sum(map(len, pieces)) != len(text):
+        return False
+    at = 0
+    for piece in pieces:
+        if not text.startswith(piece, at):
+            return False
+        at += len(piece)
+    return True

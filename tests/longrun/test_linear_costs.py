@@ -105,6 +105,9 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
 
     assert result.status == "completed"
     assert result.answer == "".join(f"t{i} " for i in range(TOKENS))
+    assert handle.widget is not None
+    [streamed] = [e for e in handle.widget.final if e["kind"] == "token_delta"]
+    assert streamed["text"] is result.answer  # the widget's log keeps no copy of the answer of its own
     # No snapshot of the whole response per token (what a token limit in pydantic-ai cost):
     assert snapshots.calls <= 10
     # The answer so far is never re-joined per token:
