@@ -86,3 +86,13 @@ def test_a_long_string_that_is_not_valid_utf8_is_scrubbed_in_the_file(tmp_path: 
     log.close()
     row: dict[str, Any] = json.loads((tmp_path / "run.jsonl").read_bytes().decode("utf-8"))
     assert row["event"]["value"] == "\ufffd" + ANSWER
+
+
+def test_the_events_own_values_are_left_as_they_were() -> None:
+    """The placeholders go into the JSON-mode copy pydantic makes, never into the event's own containers."""
+    value: dict[str, Any] = {"a": ANSWER, "b": [ANSWER, {"c": ANSWER}]}
+    result = RunResult(run_id="r", status="completed", results={"x": value, "y": ANSWER}, answer=value)
+    event = ProcessingComplete(run_id="r", status="completed", result=result)
+    pieces = dump_pieces(event_adapter(), event, LongStrings())
+    assert written(pieces) == event_adapter().dump_json(event, fallback=repr)
+    assert value == {"a": ANSWER, "b": [ANSWER, {"c": ANSWER}]} and result.results["y"] is ANSWER
