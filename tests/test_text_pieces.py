@@ -56,3 +56,37 @@ def test_small_pieces_are_joined_into_chunks(store: Callable[[list[str]], list[s
     kept = store(texts)
     assert "".join(kept) == "".join(texts)
     assert len(kept) <= 12  # one chunk for the first CHUNK pieces, the rest as they came
+
+
+def _delta(text: str, *, slot: str = "a") -> dict[str, object]:
+    return {"kind": "token_delta", "run_id": "r", "slot": slot, "round": 1, "text": text, "t": 0}
+
+
+def test_the_widget_log_takes_the_slots_value_as_its_answer_text_not_a_join() -> None:
+    """A slot's streamed answer is not joined into a copy of the widget log's own when the slot
+    completes with that text: the value (the string the run's result holds) becomes the text."""
+    texts = [f"{i:06d}" + "x" * LARGE for i in range(40)]
+    answer = "".join(texts)
+    log = EventLog()
+    for text in texts:
+        log.add(_delta(text))
+    log.add({"kind": "model_response_received", "run_id": "r", "slot": "a", "t": 0})
+    log.add(_delta("other", slot="b"))
+    log.add({"kind": "slot_completed", "run_id": "r", "slot": "b", "value": "different", "t": 0})
+    log.add({"kind": "slot_completed", "run_id": "r", "slot": "a", "value": answer, "t": 0})
+    events = log.snapshot()
+    assert events[0]["text"] is answer
+    assert [e.get("text") for e in events[1:]] == [None, "other", None, None]
+
+
+def test_the_widget_log_joins_an_answer_its_slot_did_not_complete_with() -> None:
+    log = EventLog()
+    for text in ("ab", "cd"):
+        log.add(_delta(text))
+    log.add({"kind": "slot_completed", "run_id": "r", "slot": "a", "value": "abce", "t": 0})  # same length
+    log.add(_delta("ef"))
+    first = log.snapshot()
+    log.add(_delta("gh"))
+    log.add({"kind": "slot_completed", "run_id": "r", "slot": "a", "value": "efgh", "t": 0})  # after a read
+    assert [e.get("text") for e in first] == ["abcd", None, "ef"]
+    assert [e.get("text") for e in log.snapshot()] == ["abcd", None, "efgh", None]

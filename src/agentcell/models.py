@@ -12,11 +12,11 @@ module.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
-from pydantic_ai.models.test import TestModel
 from pydantic_ai.models.wrapper import WrapperModel
 
 from .errors import ModelConfigError
@@ -118,9 +118,16 @@ def _infer(spec: str) -> Model:
 
 def _with_retries(model: Model) -> Model:
     """Wrap a model that talks to a network in `RetryingModel` (ours and local test models are left alone)."""
-    if isinstance(model, RetryingModel | RecordingModel | ReplayModel | FunctionModel | TestModel):
+    if isinstance(model, RetryingModel | RecordingModel | ReplayModel | FunctionModel) or _is_test_model(model):
         return model
     return RetryingModel(model, key_var=_PROVIDER_KEYS.get(getattr(model, "system", "") or ""))
+
+
+def _is_test_model(model: Model) -> bool:
+    """Whether `model` is pydantic-ai's `TestModel`, without importing its module (0.7 MB a run that uses
+    no `TestModel` would keep for nothing): if it is not imported, no model is one."""
+    test = sys.modules.get("pydantic_ai.models.test")
+    return test is not None and isinstance(model, test.TestModel)
 
 
 def _display_name(model: Model) -> str:

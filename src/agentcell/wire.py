@@ -9,6 +9,7 @@ as one snapshot whose size grows linearly with the text.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic_core import to_json, to_jsonable_python
@@ -163,12 +164,46 @@ def scrub(value: Any) -> tuple[Any, int]:
 
 
 def _valid_utf8(value: Any) -> bool:
-    """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure."""
+    """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure.
+
+    Checked in C by serializing it, except its long strings: each is searched for a surrogate where it
+    is (`hollow`). Serialized, the run's end (a long answer in the event, twice in the exported
+    transcript) cost a copy of the answer per place it appears, at the run's peak of memory.
+    """
     try:
-        to_json(value)
-    except Exception:  # a lone surrogate, or a value only the walk below can judge
+        to_json(hollow(value))
+    except Exception:  # a lone surrogate, or a value only the walk in `scrub` can judge
         return False
     return True
+
+
+LONG = 32_768
+"""Strings this long (characters) are checked in place, not serialized (`hollow`)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def hollow(value: Any) -> Any:
+    """`value` with each long string replaced by `""` once found valid UTF-8 (containers copied only where
+    one changed; `value` itself is never changed).
+
+    Raises:
+        ValueError: a long string holds a lone surrogate.
+    """
+    if isinstance(value, str):
+        if len(value) < LONG:
+            return value
+        if not value.isascii() and _SURROGATE.search(value):
+            raise ValueError("a lone surrogate")
+        return ""
+    if isinstance(value, dict):
+        changed = {key: new for key, item in value.items() if (new := hollow(item)) is not item}
+        return {**value, **changed} if changed else value
+    if isinstance(value, list | tuple):
+        items = [hollow(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
+    return value
 
 
 def scrub_event(event: Event) -> tuple[Event, int]:
@@ -201,7 +236,10 @@ class EventLog:
 
     The merged text is kept as a list of pieces and joined only when read (`snapshot`/`take`):
     concatenating per token would copy the whole answer on every token (quadratic in its length).
-    Only the last event is ever changed; earlier ones are sealed and shared with snapshots.
+    A text event followed by others keeps its pieces too (`_unjoined`) until a read joins them, or
+    until its slot completes with that very text as its value: then the value, the string the run's
+    result holds, becomes the event's text (no copy of a long answer of this log's own). Events a
+    read returned are never changed after; only the last one is copied for the caller.
     """
 
     def __init__(self) -> None:
@@ -210,6 +248,8 @@ class EventLog:
         """Text pieces of the last event while it is an open text delta."""
         self._small = 0
         """Pieces appended since the last chunk was joined."""
+        self._unjoined: dict[int, list[str]] = {}
+        """Earlier text events (by position) whose text is still these pieces."""
 
     def add(self, event: WireEvent) -> None:
         if self._events and self._pieces and _mergeable(self._events[-1], event):
@@ -222,14 +262,33 @@ class EventLog:
                 self._small = 0
             self._events[-1]["t"] = event["t"]
             return
-        self._seal()
+        if len(self._pieces) > 1:
+            self._unjoined[len(self._events) - 1] = self._pieces
         self._events.append(dict(event))  # our own copy: the same event also goes to other logs
         self._pieces = [event["text"]] if event["kind"] in _TEXT_KINDS else []
         self._small = 0
+        value = event.get("value")
+        if event["kind"] == "slot_completed" and isinstance(value, str) and self._unjoined:
+            self._adopt(event.get("slot"), value)
+
+    def _adopt(self, slot: Any, value: str) -> None:
+        """Make `value` the text of the slot's unjoined answer text event that holds the same text."""
+        for at, pieces in reversed(self._unjoined.items()):
+            event = self._events[at]
+            if event["kind"] == "token_delta" and event.get("slot") == slot and _same_text(pieces, value):
+                event["text"] = value
+                del self._unjoined[at]
+                return
 
     def snapshot(self) -> list[WireEvent]:
         """Every event so far (text joined); the caller may keep the list."""
-        self._seal()
+        for at, pieces in self._unjoined.items():
+            self._events[at]["text"] = "".join(pieces)
+        self._unjoined = {}
+        if len(self._pieces) > 1:
+            joined = "".join(self._pieces)
+            self._events[-1]["text"] = joined
+            self._pieces, self._small = [joined], 0
         if not self._events:
             return []
         return [*self._events[:-1], dict(self._events[-1])]
@@ -240,11 +299,17 @@ class EventLog:
         self._events, self._pieces = [], []
         return events
 
-    def _seal(self) -> None:
-        if len(self._pieces) > 1:
-            joined = "".join(self._pieces)
-            self._events[-1]["text"] = joined
-            self._pieces, self._small = [joined], 0
-
     def __len__(self) -> int:
         return len(self._events)
+
+
+def _same_text(pieces: list[str], text: str) -> bool:
+    """Whether `pieces` joined would be `text` (compared in place: no join)."""
+    if sum(map(len, pieces)) != len(text):
+        return False
+    at = 0
+    for piece in pieces:
+        if not text.startswith(piece, at):
+            return False
+        at += len(piece)
+    return True

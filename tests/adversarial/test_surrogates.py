@@ -95,3 +95,28 @@ def test_hand_made_events_reach_the_wire_as_valid_utf8() -> None:
     assert widget.sent[-1]["events"][0]["text"] == "a\ufffdb"
     result = RunResult(run_id="r", status="completed", answer=LONE)
     assert to_wire(ProcessingComplete(run_id="r", status="completed", result=result), t=0)["answer"] == "a\ufffdb"
+
+
+def test_a_long_answer_is_checked_in_place_and_still_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long strings are searched for a surrogate where they are (`wire.hollow`), not serialized to be
+    checked (a copy of the answer per place it appears, at the run's end); one in them is still found."""
+    from agentcell import wire
+
+    sizes: list[int] = []
+    to_json = wire.to_json
+
+    def measured(value: Any, *args: Any, **kwargs: Any) -> bytes:
+        out = to_json(value, *args, **kwargs)
+        sizes.append(len(out))
+        return out
+
+    monkeypatch.setattr(wire, "to_json", measured)
+    answer = "é" * wire.LONG
+    result = RunResult(run_id="r", status="completed", answer=answer, results={"a": answer})
+    assert to_wire(ProcessingComplete(run_id="r", status="completed", result=result), t=0)["answer"] is answer
+    assert sizes and max(sizes) < 1000
+    bad = answer + LONE
+    result = RunResult(run_id="r", status="completed", answer=bad)
+    out = to_wire(ProcessingComplete(run_id="r", status="completed", result=result), t=0)
+    assert out["answer"] == answer + "a\ufffdb"
+    utf8(out)

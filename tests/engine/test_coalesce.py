@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentcell.engine import coalesce, start_run
-from agentcell.engine.coalesce import TextCoalescer
+from agentcell.engine import coalesce, start_run, streaming
+from agentcell.engine.coalesce import ShownText, TextCoalescer
 from agentcell.events import Event, SlotFailed, ThinkingDelta, TokenDelta
 
 from .conftest import brief, slot, template
@@ -73,3 +73,62 @@ async def test_stop_while_text_is_held_keeps_it_before_the_ending(monkeypatch: p
     failed = next(e for e in run.events_so_far if isinstance(e, SlotFailed))
     assert failed.partial == "Dr Smith"
     assert run.transcript.partial == {"answer": "Dr Smith"}
+
+
+async def test_shown_text_keeps_the_merged_strings_not_a_copy() -> None:
+    """`ShownText` swaps the pieces it holds for the coalescer's merged string: the very object the
+    run's stores keep, so a long answer is not held once more by the slot's stream."""
+    out: list[Event] = []
+    text = TextCoalescer("r", out.append)
+    shown = ShownText()
+    text.watch("s", lambda merged, _round, parts: shown.merged(merged, parts))
+    pieces = [f"t{i} " for i in range(5)]
+    for piece in pieces:
+        shown.append(piece)
+        text.add(TokenDelta, "s", piece, 1)
+    text.flush()
+    shown.append("tail")
+    assert str(shown) == "t0 t1 t2 t3 t4 tail"
+    assert shown._merged == ["t0 t1 t2 t3 t4 "] and shown._merged[0] is out[0].text  # type: ignore[union-attr]
+    assert shown._tail == ["tail"]
+
+
+def test_shown_text_ignores_merges_of_pieces_it_does_not_hold() -> None:
+    """Pieces of another round, or text retracted meanwhile, are not replaced (compared by identity)."""
+    shown = ShownText()
+    a, b = "".join(["a", "b"]), "".join(["c", "d"])
+    shown.append(a)
+    shown.merged("x" * 2, ["ab"])  # equal text, not the same object: not ours
+    shown.merged(a + b, [a, b])  # more pieces than held
+    assert str(shown) == "ab" and shown._tail == [a] and shown._merged == []
+    shown.merged(a, [a])
+    assert shown._merged == [a] and shown._tail == [] and bool(shown)
+    assert not ShownText()
+
+
+async def test_a_slots_shown_text_is_the_emitted_deltas_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through a run: what the slot's stream keeps as shown is the text objects the run emitted."""
+    streams: list[streaming.SlotStream] = []
+    original = streaming.SlotStream.__init__
+
+    def init(self: streaming.SlotStream, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        streams.append(self)
+
+    monkeypatch.setattr(streaming.SlotStream, "__init__", init)
+
+    async def fn(_messages: list[Any], _info: AgentInfo) -> Any:
+        for i in range(3000):
+            yield f"t{i} "
+            if i % 500 == 0:
+                await asyncio.sleep(coalesce.INTERVAL * 1.5)  # several timed batches
+
+    run = start_run(template(slot("answer")), model=FunctionModel(stream_function=fn), journal=False)
+    emitted: list[str] = []
+    run.listen(lambda e: emitted.append(e.text) if isinstance(e, TokenDelta) else None)
+    result = await run
+    [stream] = streams
+    shown = stream._shown
+    assert isinstance(shown, ShownText) and str(shown) == result.answer == "".join(f"t{i} " for i in range(3000))
+    assert len(emitted) > 1 and shown._tail == []
+    assert [id(t) for t in shown._merged] == [id(t) for t in emitted]

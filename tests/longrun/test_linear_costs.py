@@ -105,6 +105,9 @@ async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
 
     assert result.status == "completed"
     assert result.answer == "".join(f"t{i} " for i in range(TOKENS))
+    assert handle.widget is not None
+    [streamed] = [e for e in handle.widget.final if e["kind"] == "token_delta"]
+    assert streamed["text"] is result.answer  # the widget's log keeps no copy of the answer of its own
     # No snapshot of the whole response per token (what a token limit in pydantic-ai cost):
     assert snapshots.calls <= 10
     # The answer so far is never re-joined per token:
@@ -202,21 +205,15 @@ async def test_the_run_keeps_a_long_answer_compactly_and_gives_back_every_event(
     assert len(stored) == 1 and len(stored[0].chunks) == 2  # two joined chunks of 1,024, the rest pending
 
 
-def test_a_long_journal_row_is_written_as_serialized_not_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_journal_row_is_written_as_serialized_not_copied(tmp_path: Path) -> None:
     """A row that holds a long answer (the run's end holds it several times over) goes to the file as
-    the serializer made it: not concatenated into a line, nor joined into a batch (two more copies)."""
+    pieces, never as one copy of the answer: not concatenated into a line, nor joined into a batch, nor
+    encoded whole (`rowjson.SLICE` characters at a time); the bytes those of the serializer."""
     from agentcell.events import SlotCompleted
-    from agentcell.journal import writer
+    from agentcell.journal import rowjson
+    from agentcell.journal.writer import event_adapter
 
     writes: list[bytes] = []
-    dumped: list[bytes] = []
-    dump = writer._dump
-
-    def counted_dump(adapter: Any, value: Any) -> bytes:
-        dumped.append(dump(adapter, value))
-        return dumped[-1]
-
-    monkeypatch.setattr(writer, "_dump", counted_dump)
 
     class File:
         def write(self, data: bytes) -> int:
@@ -233,10 +230,10 @@ def test_a_long_journal_row_is_written_as_serialized_not_copied(tmp_path: Path, 
     assert log._file is not None
     log._file.close()
     log._file = File()  # type: ignore[assignment]
-    answer = "word " * 200_000
-    log.event(SlotCompleted(run_id="r", slot="a", value=answer, text=answer))  # a boundary: written at once
-    [event_json] = dumped
-    assert any(w is event_json for w in writes)  # the serializer's bytes themselves
-    assert sum(len(w) > len(answer) for w in writes) == 1  # and no other copy of them
+    answer = "word " * 600_000
+    event = SlotCompleted(run_id="r", slot="a", value=answer, text=answer)
+    log.event(event)  # a boundary: written at once
+    assert max(map(len, writes)) <= rowjson.SLICE
+    assert b"".join(writes).split(b',"seg":1,', 1)[1] == b'"event":' + event_adapter().dump_json(event) + b"}\n"
     line = b"".join(writes)
     assert line.endswith(b"}\n") and json.loads(line)["event"]["value"] == answer

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +71,28 @@ def test_model_objects_get_retries_but_test_models_do_not(server: FakeOpenAI) ->
     assert resolve_model(resolved.model).model is resolved.model  # never wrapped twice
     function = FunctionModel(lambda m, i: None)  # type: ignore[arg-type, return-value]
     assert resolve_model(function).model is function
+    from pydantic_ai.models.test import TestModel
+
+    test = TestModel()
+    assert resolve_model(test).model is test
+
+
+def test_a_run_does_not_import_pydantic_ais_test_model() -> None:
+    """`TestModel` is recognised without importing its module (0.7 MB of RSS a run would keep for nothing)."""
+    code = (
+        "import asyncio, sys\n"
+        "from pydantic_ai.models.function import FunctionModel\n"
+        "from agentcell.engine import start_run\n"
+        "from agentcell.template import compile_template\n"
+        "async def fn(_m, _i):\n"
+        "    yield 'hi'\n"
+        "async def main():\n"
+        "    return await start_run(compile_template('Go [[answer]]'), model=FunctionModel(stream_function=fn), journal=False)\n"
+        "assert asyncio.run(main()).answer == 'hi'\n"
+        "print('pydantic_ai.models.test' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_retry_policy_backs_off_exponentially_with_bounded_jitter() -> None:

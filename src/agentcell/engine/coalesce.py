@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from ..events import ThinkingDelta, TokenDelta
 
@@ -27,12 +28,14 @@ INTERVAL = 0.02
 """Seconds the first piece of a batch may wait before the batch is emitted."""
 
 DeltaKind = type[TokenDelta] | type[ThinkingDelta]
+Watcher = Callable[[str, int, list[str]], None]
+"""`(text, round, parts)`: answer text of one slot merged from `parts` (the pieces as added), as emitted."""
 
 
 class TextCoalescer:
     """Pending text deltas of one run, emitted merged through `emit` (see the module docstring)."""
 
-    __slots__ = ("_emit", "_kind", "_parts", "_round", "_run_id", "_slot", "_timer", "batches")
+    __slots__ = ("_emit", "_kind", "_parts", "_round", "_run_id", "_slot", "_timer", "_watchers", "batches")
 
     def __init__(self, run_id: str, emit: Callable[[TokenDelta | ThinkingDelta], None]) -> None:
         self._run_id = run_id
@@ -44,6 +47,16 @@ class TextCoalescer:
         self._timer: asyncio.TimerHandle | None = None
         self.batches = 0
         """Merged deltas emitted so far (tests read it)."""
+        self._watchers: dict[str, Watcher] = {}
+
+    def watch(self, slot: str, watcher: Watcher) -> None:
+        """Tell `watcher` each merged answer (`TokenDelta`) text of `slot`, with the pieces it was made of.
+
+        The slot's stream keeps the text it showed as these merged strings (`ShownText`), the very
+        objects every store of the run keeps, instead of a copy of its own. One watcher per slot name:
+        a later one (the slot run again) replaces it.
+        """
+        self._watchers[slot] = watcher
 
     def add(self, kind: DeltaKind, slot: str, text: str, round_no: int) -> None:
         """One piece of streamed text (one per token: kept O(1) and small)."""
@@ -77,8 +90,56 @@ class TextCoalescer:
         text = parts[0] if len(parts) == 1 else "".join(parts)
         self._parts = []
         self.batches += 1
+        watcher = self._watchers.get(self._slot) if self._kind is TokenDelta else None
+        if watcher is not None:
+            watcher(text, self._round, parts)
         self._emit(self._kind(run_id=self._run_id, slot=self._slot, text=text, round=self._round))
 
     def _timed(self) -> None:
         self._timer = None
         self.flush()
+
+
+def coalescer_of(emit_text: Any) -> TextCoalescer | None:
+    """The coalescer behind a run's `RunState.emit_text` (the run's sink passes its bound `add`), if any."""
+    owner = getattr(emit_text, "__self__", None)
+    return owner if isinstance(owner, TextCoalescer) else None
+
+
+class ShownText:
+    """Answer text a slot showed, without a copy of its own: the merged deltas, then the pieces not merged yet.
+
+    Every piece is appended as it streams; when the coalescer emits pieces merged (`merged`), they are
+    replaced by the merged string, which the run's log, transcript, views and journal keep too. A
+    copy here (`Pieces` joins every `CHUNK` pieces) cost one more copy of a long answer for as long as
+    it streamed. `str()` joins without keeping the join (it is read when the text is retracted or the
+    slot fails).
+    """
+
+    __slots__ = ("_merged", "_tail")
+
+    def __init__(self) -> None:
+        self._merged: list[str] = []
+        self._tail: list[str] = []
+        """Pieces the coalescer has not emitted yet (at most one batch, ~20 ms of streaming)."""
+
+    def append(self, text: str) -> None:
+        self._tail.append(text)
+
+    def merged(self, text: str, parts: list[str]) -> None:
+        """The coalescer emitted `parts` as `text`: when they are the oldest pieces here, keep `text` instead.
+
+        Compared by identity, so `text` replaces exactly the strings it was joined from (pieces of an
+        earlier round or of retracted text are not here, and are ignored).
+        """
+        tail, n = self._tail, len(parts)
+        if n > len(tail) or any(a is not b for a, b in zip(tail, parts, strict=False)):
+            return
+        del tail[:n]
+        self._merged.append(text)
+
+    def __str__(self) -> str:
+        return "".join(self._merged + self._tail)
+
+    def __bool__(self) -> bool:
+        return bool(self._merged or self._tail)

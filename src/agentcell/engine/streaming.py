@@ -32,6 +32,7 @@ from pydantic_ai.usage import RunUsage
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
 from ..transcript import Pieces
 from .budget import OutputMeter
+from .coalesce import ShownText, coalescer_of
 from .contain import PROCESS_EXITS, Escaped
 from .state import RunState
 
@@ -46,12 +47,16 @@ class SlotStream:
         self._gathering: set[int] = set()
         self._invalid: dict[str, ToolCallPart] = {}
         self.round = 0
-        self._shown = Pieces()
-        """Answer text shown in the current round and not retracted, as pieces (joined on demand:
-        `+=` on an attribute copies the whole string per token). Joined into chunks as it grows, so it
-        holds no string object per token: pydantic-ai frees its own per-token strings when the response
-        ends, and a list of them here kept a long answer's (~55 MB at 1,000,000 tokens) alive through
-        the slot's end."""
+        self._coalescer = coalescer_of(state.emit_text)
+        if self._coalescer is not None:
+            self._coalescer.watch(slot, self._merged)
+        self._shown = self._new_shown()
+        """Answer text shown in the current round and not retracted: with the run's coalescer (the usual
+        case) a `ShownText`, the merged strings every store of the run keeps, holding no copy of a long
+        answer; else `Pieces` (joined on demand: `+=` on an attribute copies the whole string per
+        token). Neither holds a string object per token through the slot's end: pydantic-ai frees its
+        own per-token strings when the response ends, and a list of them here kept a long answer's
+        (~55 MB at 1,000,000 tokens) alive."""
         self.messages: list[ModelMessage] = []
         """The run's live message list (history included), kept so a stopped run keeps its transcript."""
         self.resumed: tuple[ModelMessage, ...] = ()
@@ -101,6 +106,14 @@ class SlotStream:
         elif isinstance(event, FunctionToolResultEvent) and event.tool_call_id in self._invalid:
             self._refused(self._invalid.pop(event.tool_call_id), event.part, step)
 
+    def _new_shown(self) -> ShownText | Pieces:
+        return Pieces() if self._coalescer is None else ShownText()
+
+    def _merged(self, text: str, round_no: int, parts: list[str]) -> None:
+        """The run's coalescer emitted answer text of this slot, merged (see `ShownText`)."""
+        if round_no == self.round and isinstance(self._shown, ShownText):
+            self._shown.merged(text, parts)
+
     @property
     def slot(self) -> str:
         """The slot whose run this handler follows."""
@@ -115,7 +128,7 @@ class SlotStream:
         if not self._streams_text or not text or step in self._gathering:
             return
         if step != self.round:
-            self.round, self._shown = step, Pieces()
+            self.round, self._shown = step, self._new_shown()
         # A pending guard is joined before any answer text is shown (SPEC §3.6).
         if not self._state.guards.idle:
             await self._state.guards.join()
@@ -176,7 +189,7 @@ class SlotStream:
         """Withdraw the text shown this round (a consumer that drew it drops it)."""
         if not self._shown:
             return
-        text, self._shown = self.shown, Pieces()
+        text, self._shown = self.shown, self._new_shown()
         self._state.emit(
             SlotRetracted(run_id=self._state.run_id, slot=self._slot, reason=reason, text=text, round=self.round)
         )

@@ -30,6 +30,7 @@ from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
 from ..result import RunResult
 from ..wire import scrub
 from .paths import open_private
+from .rowjson import LongStrings, LongText, dump_pieces
 
 MAX_MB_ENV = "AGENTCELL_JOURNAL_MAX_MB"
 DEFAULT_MAX_MB = 64.0
@@ -75,9 +76,11 @@ class Journal:
         """Why the journal stopped writing before the run ended (`None` while it writes)."""
         self._file: IO[bytes] | None = open_private(path)
         self._size = path.stat().st_size
-        self._rows: list[bytes] = []
+        self._rows: list[bytes | LongText] = []
         """Rows made and not yet written, as pieces of their lines."""
         self._timer: asyncio.TimerHandle | None = None
+        self._long = LongStrings()
+        """Long strings measured once for every row that holds them (`rowjson.py`)."""
         self._heads: dict[tuple[str, str, int, str], bytes] = {}
         """A text delta row's JSON up to its text, by run, slot, round and kind."""
         self.writes = 0
@@ -89,7 +92,7 @@ class Journal:
         if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
         else:
-            self._row(lambda: (b'"event":', _dump(event_adapter(), event)))
+            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event)))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
@@ -111,18 +114,26 @@ class Journal:
         """Append slot `slot`'s record messages from position `index` on."""
         self._row(
             lambda: (b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index,
-                     _dump(ModelMessagesTypeAdapter, list(messages)))
+                     *self._dump(ModelMessagesTypeAdapter, list(messages)))
         )
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
-        self._row(lambda: (b'"history":', _dump(ModelMessagesTypeAdapter, list(messages))))
+        self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages))))
 
-    def _row(self, body: Callable[[], tuple[bytes, ...]]) -> None:
+    def _dump(self, adapter: TypeAdapter[Any], value: Any) -> tuple[bytes | LongText, ...]:
+        """`value` as UTF-8 JSON pieces; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
+        try:
+            return dump_pieces(adapter, value, self._long)
+        except PydanticSerializationError:
+            return (_json(adapter.dump_python(value, mode="json", fallback=repr)),)
+
+    def _row(self, body: Callable[[], tuple[bytes | LongText, ...]]) -> None:
         """Queue one row; `body` gives its JSON after `"seg":N,` as pieces, written as they are.
 
         The pieces are never concatenated into a line nor joined into a batch: a row that holds a long
-        answer (the run's end holds it several times) would be copied twice more.
+        answer (the run's end holds it several times) would be copied twice more. Its long strings are
+        `LongText`s, encoded only as they are written (`rowjson.py`).
         """
         if self._file is None:
             return
@@ -162,7 +173,10 @@ class Journal:
         try:
             write = self._file.write  # buffered: one write to the OS per batch, plus one per long piece
             for piece in rows:
-                write(piece)
+                if isinstance(piece, LongText):
+                    piece.write(write)  # a long string, a slice at a time
+                else:
+                    write(piece)
             self._file.flush()
         except (OSError, ValueError) as exc:  # disk full, folder gone
             self._stop(f"{type(exc).__name__}: {exc}")
@@ -181,15 +195,8 @@ class Journal:
             with contextlib.suppress(OSError):
                 self._file.close()
             self._file = None
+        self._long.clear()
 
 
 def _json(value: Any) -> bytes:
     return json.dumps(scrub(value)[0], ensure_ascii=False).encode()
-
-
-def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
-    """`value` as UTF-8 JSON; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
-    try:
-        return adapter.dump_json(value, fallback=repr)
-    except PydanticSerializationError:
-        return _json(adapter.dump_python(value, mode="json", fallback=repr))
