@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 from ..events import ThinkingDelta, TokenDelta
 
@@ -98,12 +97,6 @@ class TextCoalescer:
     def _timed(self) -> None:
         self._timer = None
         self.flush()
-
-
-def coalescer_of(emit_text: Any) -> TextCoalescer | None:
-    """The coalescer behind a run's `RunState.emit_text` (the run's sink passes its bound `add`), if any."""
-    owner = getattr(emit_text, "__self__", None)
-    return owner if isinstance(owner, TextCoalescer) else None
 
 
 class ShownText:

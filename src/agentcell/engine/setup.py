@@ -216,6 +216,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         run_id=run_id,
         emit=sink.emit,
         emit_text=sink.text.add,
+        coalescer=sink.text,
         model=setup.model,
         ceiling=ceiling_from(options.limits),
         registry=setup.registry,

@@ -20,6 +20,7 @@ from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
 from .agents import SlotAgents
+from .coalesce import TextCoalescer
 from .guard import Guards
 from .temporal import reference_time
 from .toolbox import ToolRegistry
@@ -107,6 +108,8 @@ class RunState:
     """What "now" means for the run's temporal slots (fixed when the run starts; see `temporal.py`)."""
     emit_text: EmitText | None = None
     """Where streamed text goes, merged before it becomes events (`coalesce.py`); `None`: `emit` per piece."""
+    coalescer: TextCoalescer | None = None
+    """What `emit_text` feeds, for a slot to watch its merges (`ShownText` keeps the merged strings)."""
     agents: SlotAgents = field(default_factory=SlotAgents)
     """The slots' pydantic-ai agents, shared with every run of the same prepared setup (`agents.py`)."""
 

@@ -32,7 +32,7 @@ from pydantic_ai.usage import RunUsage
 from ..events import RetractReason, SlotRetracted, ThinkingDelta, TokenDelta, ToolCompleted, ToolStarted
 from ..transcript import Pieces
 from .budget import OutputMeter
-from .coalesce import ShownText, coalescer_of
+from .coalesce import ShownText
 from .contain import PROCESS_EXITS, Escaped
 from .state import RunState
 
@@ -47,7 +47,7 @@ class SlotStream:
         self._gathering: set[int] = set()
         self._invalid: dict[str, ToolCallPart] = {}
         self.round = 0
-        self._coalescer = coalescer_of(state.emit_text)
+        self._coalescer = state.coalescer
         if self._coalescer is not None:
             self._coalescer.watch(slot, self._merged)
         self._shown = self._new_shown()
