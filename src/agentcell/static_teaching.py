@@ -105,7 +105,7 @@ def _answer_box(text: str, brief: bool) -> str:
         return _text("ac-answer-box", text)
     more = len(text) - ANSWER_IN_SAVED_LESSON
     return (f'{_text("ac-answer-box", text[:ANSWER_IN_SAVED_LESSON] + " …")}'
-            f'<div class="ac-caption">{e(f"{more:,} more characters: the whole answer is the slot answer below")}</div>')
+            f'<div class="ac-caption">{e(f"{more:,} more characters: the whole answer is below")}</div>')
 
 
 def _response(r: LessonRound, brief: bool = False) -> str:
@@ -193,7 +193,8 @@ def slot_html(lesson: LessonSlot, *, model: str, tools: list[Item], copy: bool =
                     if k in ("tools", "agentcell", "model"))
     name = e(lesson.name)
     return (f'<section class="ac-lesson-slot" data-slot="{name}" aria-label="the loop of slot {name}">'
-            f'<h4 class="ac-lesson-slot-title jp-toc-ignore">slot {e(lesson.name)} <span class="ac-caption">{e(lesson.type)} · '
+            f'<h4 class="ac-lesson-slot-title jp-toc-ignore">slot {e(lesson.name)} '
+            f'<span class="ac-caption">{e(lesson.type)} · '
             f'{_count(len(lesson.rounds), "round")}</span></h4><div class="ac-lane-heads">{heads}</div>'
             + "".join(round_html(r, model=model, tools=tools, copy=copy, brief=brief) for r in lesson.rounds)
             + "".join(marker_html(m) for m in lesson.markers) + "</section>")
@@ -225,8 +226,8 @@ def teaching_html(tr: Transcript, *, copy: bool = False, brief: bool = False) ->
     body = "".join(slot_html(s, model=tr.model, tools=tools, copy=copy, brief=brief) for s in slots)
     return (f'<div class="ac-teaching ac-lessonroot"><section class="ac-offer" aria-label="what the model was offered">'
             f'<h4 class="ac-section-title jp-toc-ignore">What the model was offered</h4>{tools_html(tools)}</section>'
-            f'<section class="ac-loop" aria-label="the loop, round by round"><h4 class="ac-section-title jp-toc-ignore">'
-            f"The loop, round by round</h4>{body}</section></div>")
+            f'<section class="ac-loop" aria-label="the loop, round by round">'
+            f'<h4 class="ac-section-title jp-toc-ignore">The loop, round by round</h4>{body}</section></div>')
 
 
 def saved_teaching(tr: Transcript) -> str:
