@@ -95,6 +95,7 @@ function fullHtml(text) {
 function shownHtml(el) {
   let html = "";
   for (const child of el.querySelectorAll(".agentcell-md-chunk, .agentcell-md-tail")) html += child.innerHTML;
+  html = html.replace(/ class="agentcell-caret-at"/g, "").replace(/ agentcell-caret-at"/g, '"'); // the caret's marker
   return normalize(html);
 }
 
@@ -326,5 +327,19 @@ describe("time budget per step", () => {
     whole.append(renderMarkdown(text));
     expect(el.textContent.replace(/\s+/g, " ").trim()).toBe(whole.textContent.replace(/\s+/g, " ").trim());
     expect(el.querySelectorAll("a").length).toBe(whole.querySelectorAll("a").length);
+  });
+});
+
+describe("the caret's place", () => {
+  it("is a class on the tail's last element, moved with the tail", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update("First.\n\n- a\n- b", false);
+    const marked = el.querySelectorAll(".agentcell-caret-at");
+    expect(marked.length).toBe(1);
+    expect(marked[0]).toBe(el.querySelector(".agentcell-md-tail").lastElementChild);
+    view.update("First.\n\n- a\n- b\n\nNext *para*", false);
+    expect(el.querySelectorAll(".agentcell-caret-at").length).toBe(1);
+    expect(el.querySelector(".agentcell-caret-at").textContent).toBe("Next para");
   });
 });

@@ -12,6 +12,9 @@ import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitize
 /** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
 export const ANSWER_SLICE = 6000;
 
+/** The class of the tail's last element: the streaming caret is drawn after it. */
+export const CARET_CLASS = "agentcell-caret-at";
+
 /** The least a step renders under a time budget (a few blocks), so a slow machine still makes progress. */
 export const MIN_STEP_CHARS = 800;
 
@@ -119,6 +122,10 @@ export class AnswerView {
     if (plain) this.tail.replaceChildren(plainFragment(open));
     else this.renderTail(behind ? "" : open, tokens);
     this.fill();
+    // Where the streaming caret goes (widget.css). A class, not `.agentcell-md-tail > :last-child`: a rule
+    // whose last part names no class makes the browser restyle the whole answer when the run's or the
+    // slot's status attribute changes (the end of a long run), where a class is looked up.
+    this.tail.lastElementChild?.classList.add(CARET_CLASS);
     this.tail.toggleAttribute("data-pending", behind && !plain); // the rest is not shown yet
     const done = this.stats.chunkChars + this.stats.tailChars + this.stats.rerenderChars - before;
     if (done > 0) this.learnCost((this.now() - started) / done);
