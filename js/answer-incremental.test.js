@@ -297,39 +297,6 @@ describe("one sanitizer pass per step", () => {
   });
 });
 
-describe("time budget per step", () => {
-  it("splits a burst of blocks over steps that fit the budget, shows the rest as text meanwhile, and ends equal to one render", () => {
-    const queue = [];
-    const el = document.createElement("div");
-    let view = null;
-    // The clock the view measures its steps with: 0.01 ms per character rendered (800 characters per 8 ms).
-    const now = () => (view ? 0.01 * (view.stats.chunkChars + view.stats.tailChars + view.stats.rerenderChars) : 0);
-    view = new AnswerView(el, { slice: 6000, defer: (fn) => queue.push(fn), budgetMs: 8, now });
-    const para = (i) => `Paragraph ${i} with *emphasis* and a [link](https://example.org/${i}).\n\n`;
-    let text = "";
-    for (let i = 0; i < 4; i++) text += para(i);
-    view.update(text, false); // one step measured: the cost per character is known from here on
-    for (let i = 4; i < 80; i++) text += para(i); // a burst: ~5,000 characters in one frame
-    view.update(text, false);
-    expect(view.chunks.length).toBeGreaterThan(3);
-    expect(view.chunks.length).toBeLessThan(30); // not the whole burst in one step
-    expect(el.querySelector(".agentcell-md-tail .agentcell-plain")).not.toBeNull(); // the rest, as text
-    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(false);
-    let steps = 1;
-    while (queue.length) {
-      queue.shift()();
-      steps++;
-    }
-    expect(steps).toBeGreaterThan(3);
-    expect(view.chunks.length).toBe(79); // every complete block committed; the last one is the tail
-    expect(el.querySelector(".agentcell-md-tail .agentcell-plain")).toBeNull();
-    const whole = document.createElement("div");
-    whole.append(renderMarkdown(text));
-    expect(el.textContent.replace(/\s+/g, " ").trim()).toBe(whole.textContent.replace(/\s+/g, " ").trim());
-    expect(el.querySelectorAll("a").length).toBe(whole.querySelectorAll("a").length);
-  });
-});
-
 describe("the caret's place", () => {
   it("is a class on the tail's last element, moved with the tail", () => {
     const el = document.createElement("div");

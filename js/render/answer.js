@@ -15,11 +15,6 @@ export const ANSWER_SLICE = 6000;
 /** The class of the tail's last element: the streaming caret is drawn after it. */
 export const CARET_CLASS = "agentcell-caret-at";
 
-/** The least a step renders under a time budget (a few blocks), so a slow machine still makes progress. */
-export const MIN_STEP_CHARS = 800;
-
-const defaultNow = () => (globalThis.performance ? performance.now() : Date.now());
-
 /**
  * Chunks per group. Groups, not chunks, carry `content-visibility: auto` (widget.css): Chromium checks
  * every such element against the viewport on each frame, and at one per chunk (2,500 in a 50,000-token
@@ -40,13 +35,10 @@ export class AnswerView {
    * characters of complete blocks per task and defers the rest, so no single task renders the whole
    * answer; without it, everything is rendered at once.
    */
-  constructor(el, { slice = Infinity, defer = null, budgetMs = Infinity, now = defaultNow } = {}) {
+  constructor(el, { slice = Infinity, defer = null } = {}) {
     this.el = el; // .agentcell-markdown
     this.slice = slice;
     this.defer = defer;
-    this.budgetMs = budgetMs;
-    this.now = now;
-    this.msPerChar = 0; // what a character of rendered Markdown has cost lately (lex, HTML, sanitize, insert)
     this.generation = 0;
     this.reset();
   }
@@ -89,26 +81,11 @@ export class AnswerView {
     this.step();
   }
 
-  /**
-   * Characters of complete blocks to render in this step: `slice`, and with a time budget what fits in
-   * `budgetMs` at the recent cost per character (at least `MIN_STEP_CHARS`, so every step progresses).
-   * A frame that falls behind (several kernel messages at once) otherwise renders more the next time,
-   * which makes that frame longer still.
-   */
-  stepChars() {
-    if (this.defer === null) return Infinity;
-    if (!(this.budgetMs < Infinity) || this.msPerChar <= 0) return this.slice;
-    return Math.min(this.slice, Math.max(MIN_STEP_CHARS, Math.floor(this.budgetMs / this.msPerChar)));
-  }
-
-  /** Render what changed since the last step (or, when behind, the next slice of it). */
+  /** Render what changed since the last step (or, when far behind, the next slice of it). */
   step() {
-    const started = this.now();
-    const before = this.stats.chunkChars + this.stats.tailChars + this.stats.rerenderChars;
     const known = this.labels.length;
     const rest = this.text.slice(this.committed.length);
-    const chars = this.stepChars();
-    const behind = rest.length > chars && this.commitSlice(rest, chars);
+    const behind = rest.length > this.slice && this.defer !== null && this.commitSlice(rest);
     if (!behind) this.commit(completeBlocks(rest, this.final));
     const open = this.text.slice(this.committed.length);
     const tokens = open && !behind ? lexMarkdown(open, this.links) : null;
@@ -116,19 +93,13 @@ export class AnswerView {
     if (this.final && tokens) this.learn(tokens.links, Object.keys(tokens.links));
     if (this.labels.length > known) this.markReferences(known);
     this.renderStale();
-    // Behind by a little (the time budget), the rest shows as plain text until the next step renders it;
-    // far behind (a long answer opened at once), it is not shown yet.
-    const plain = behind && open.length <= this.slice;
-    if (plain) this.tail.replaceChildren(plainFragment(open));
-    else this.renderTail(behind ? "" : open, tokens);
+    this.renderTail(behind ? "" : open, tokens);
     this.fill();
     // Where the streaming caret goes (widget.css). A class, not `.agentcell-md-tail > :last-child`: a rule
     // whose last part names no class makes the browser restyle the whole answer when the run's or the
     // slot's status attribute changes (the end of a long run), where a class is looked up.
     this.tail.lastElementChild?.classList.add(CARET_CLASS);
-    this.tail.toggleAttribute("data-pending", behind && !plain); // the rest is not shown yet
-    const done = this.stats.chunkChars + this.stats.tailChars + this.stats.rerenderChars - before;
-    if (done > 0) this.learnCost((this.now() - started) / done);
+    this.tail.toggleAttribute("data-pending", behind); // the rest is not shown yet
     this.behind = behind || this.stale.length > 0;
     if (this.behind) {
       const generation = this.generation;
@@ -138,17 +109,11 @@ export class AnswerView {
     }
   }
 
-  /** Commit the complete blocks within the next `chars` characters; false if that made no progress. */
-  commitSlice(rest, chars) {
+  /** Commit the complete blocks within the next `slice` characters; false if that made no progress. */
+  commitSlice(rest) {
     const before = this.committed.length;
-    this.commit(completeBlocks(rest.slice(0, chars), false));
+    this.commit(completeBlocks(rest.slice(0, this.slice), false));
     return this.committed.length > before;
-  }
-
-  /** Keep a moving estimate of the milliseconds one character costs to render. */
-  learnCost(ms) {
-    if (!Number.isFinite(ms) || ms < 0) return;
-    this.msPerChar = this.msPerChar > 0 ? 0.7 * this.msPerChar + 0.3 * ms : ms;
   }
 
   /** Render complete blocks into chunks; blocks that leave raw HTML open wait for the one closing it. */

@@ -7,9 +7,6 @@ import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/do
 import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, AnswerView } from "../render/answer.js";
 
-/** Milliseconds of Markdown rendering per step of a streamed answer (the browser's layout and paint come on top). */
-export const FRAME_BUDGET_MS = 8;
-
 export function createBody() {
   return {
     runItemsEl: h("div", { class: "agentcell-run-items" }),
@@ -66,8 +63,7 @@ function newSlotView(slot) {
   );
   // An answer longer than ANSWER_SLICE characters that arrives at once (snapshot, saved notebook) is
   // rendered a slice per task, so no single task renders all of it.
-  // While it streams, a frame renders what fits in FRAME_BUDGET_MS and leaves the rest to the next task.
-  sv.answerView = new AnswerView(sv.md, { slice: ANSWER_SLICE, defer: (fn) => setTimeout(fn, 0), budgetMs: FRAME_BUDGET_MS });
+  sv.answerView = new AnswerView(sv.md, { slice: ANSWER_SLICE, defer: (fn) => setTimeout(fn, 0) });
   return sv;
 }
 
