@@ -343,14 +343,16 @@ def long_task_anatomy(events: list[dict[str, Any]], threshold_ms: float = GOAL_L
         inside = [e for e in spans if start <= e["ts"] < end and e is not task and e["pid"] == task["pid"]
                   and e["tid"] == task["tid"]]
         names: dict[str, float] = {}
+        styled = 0  # elements whose style was recalculated (UpdateLayoutTree's elementCount)
         for e in inside:
+            styled += int((e.get("args") or {}).get("elementCount") or 0) if e["name"] == "UpdateLayoutTree" else 0
             data = e.get("args", {}).get("data", {}) or {}
             label = e["name"]
             if e["name"] in ("FunctionCall", "TimerFire", "FireAnimationFrame", "EventDispatch"):
                 label += f" {data.get('functionName') or data.get('type') or ''} {str(data.get('url', ''))[-40:]}"
             names[label] = names.get(label, 0.0) + e.get("dur", 0) / 1000
         top = sorted(names.items(), key=lambda kv: -kv[1])[:8]
-        out.append({"ts_ms": round(start / 1000, 1), "ms": round(task["dur"] / 1000, 1),
+        out.append({"ts_ms": round(start / 1000, 1), "ms": round(task["dur"] / 1000, 1), "styled_elements": styled,
                     "inside": [f"{ms:.1f} ms {label.strip()}" for label, ms in top]})
     return out
 
@@ -518,7 +520,8 @@ def report(payload: dict[str, Any]) -> None:
         print(f"idle baseline: {cost['idle']}")
         print("\n".join(cost["widget"].get("profile_top", [])))
         for task in cost["widget"].get("long_task_anatomy", []):
-            print(f"long task {task['ms']} ms: " + "; ".join(task["inside"]))
+            print(f"long task {task['ms']} ms ({task.get('styled_elements', 0)} elements restyled): "
+                  + "; ".join(task["inside"]))
             for line in task.get("samples", []):
                 print(f"    {line}")
     for line in payload.get("console_warnings", [])[:20]:

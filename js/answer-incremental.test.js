@@ -95,6 +95,7 @@ function fullHtml(text) {
 function shownHtml(el) {
   let html = "";
   for (const child of el.querySelectorAll(".agentcell-md-chunk, .agentcell-md-tail")) html += child.innerHTML;
+  html = html.replace(/ class="agentcell-caret-at"/g, "").replace(/ agentcell-caret-at"/g, '"'); // the caret's marker
   return normalize(html);
 }
 
@@ -251,5 +252,61 @@ describe("a view that opens on a long answer renders it a slice per task", () =>
     while (queue.length) queue.shift()();
     expect(view.renders).toBe(renders);
     expect(shownHtml(el)).toBe(fullHtml("something else"));
+  });
+});
+
+describe("one sanitizer pass per step", () => {
+  it("parses the HTML of a step's new chunks and its tail in one document, not one per block", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update("Start.\n\n", false);
+    const parse = DOMParser.prototype.parseFromString;
+    let calls = 0;
+    DOMParser.prototype.parseFromString = function (...args) {
+      calls++;
+      return parse.apply(this, args);
+    };
+    try {
+      // Eight complete blocks and an open tail arrive in one update (one animation frame).
+      const blocks = Array.from({ length: 8 }, (_, i) => `Para ${i} with *emphasis* and \`code\`.\n\n`).join("");
+      view.update(`Start.\n\n${blocks}Tail *open`, false);
+    } finally {
+      DOMParser.prototype.parseFromString = parse;
+    }
+    // "Start." and seven paragraphs are committed; the eighth (it may still grow) and the open line are the tail.
+    expect(view.stats.chunkRenders).toBe(8);
+    expect(view.stats.tailRenders).toBe(2);
+    expect(calls).toBe(1);
+    expect(el.querySelectorAll(".agentcell-md-chunk p em").length).toBe(7);
+    expect(el.querySelectorAll(".agentcell-md-tail p em").length).toBe(1); // "*open" is not emphasis yet
+  });
+
+  it("keeps each block's HTML to its own chunk: a stray end tag or an open element does not leak", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update("Before </div> stray.\n\n</p> also stray\n\nAfter <i>x</i>.\n\nMore.\n\nTail", false);
+    const chunks = [...el.querySelectorAll(".agentcell-md-chunk")];
+    expect(chunks.length).toBe(3);
+    expect(chunks[0].textContent).toContain("Before");
+    expect(chunks[0].textContent).toContain("stray.");
+    expect(chunks[2].querySelector("i").textContent).toBe("x");
+    expect(el.querySelector(".agentcell-md-tail").textContent.trim()).toBe("More.\nTail");
+    const whole = document.createElement("div");
+    whole.append(renderMarkdown("Before </div> stray.\n\n</p> also stray\n\nAfter <i>x</i>.\n\nMore.\n\nTail"));
+    expect(el.textContent).toBe(whole.textContent);
+  });
+});
+
+describe("the caret's place", () => {
+  it("is a class on the tail's last element, moved with the tail", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update("First.\n\n- a\n- b", false);
+    const marked = el.querySelectorAll(".agentcell-caret-at");
+    expect(marked.length).toBe(1);
+    expect(marked[0]).toBe(el.querySelector(".agentcell-md-tail").lastElementChild);
+    view.update("First.\n\n- a\n- b\n\nNext *para*", false);
+    expect(el.querySelectorAll(".agentcell-caret-at").length).toBe(1);
+    expect(el.querySelector(".agentcell-caret-at").textContent).toBe("Next para");
   });
 });

@@ -7,10 +7,13 @@
 // - raw HTML left open (`<div>` … `</div>` across blocks): such blocks are kept together in one chunk
 //   (or in the tail) until the element is closed, so the HTML parser sees them as one piece.
 // The result equals one render of the whole text (js/answer-incremental.test.js checks split points).
-import { completeBlocks, htmlDepth, htmlToFragment, lexMarkdown, refKey, tokensToHtml } from "../markdown.js";
+import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitizeEach, tokensToHtml } from "../markdown.js";
 
 /** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
 export const ANSWER_SLICE = 6000;
+
+/** The class of the tail's last element: the streaming caret is drawn after it. */
+export const CARET_CLASS = "agentcell-caret-at";
 
 /**
  * Chunks per group. Groups, not chunks, carry `content-visibility: auto` (widget.css): Chromium checks
@@ -55,6 +58,7 @@ export class AnswerView {
     this.el.append(this.tail);
     this.text = null;
     this.final = false;
+    this.pending = []; // {el, html, src}: rendered to HTML, filled in by `fill()` (one sanitizer pass per step)
     // Work done, for tests and benchmarks: markdown renders and the characters they covered.
     this.stats = { chunkRenders: 0, chunkChars: 0, tailRenders: 0, tailChars: 0, rerenders: 0, rerenderChars: 0 };
   }
@@ -90,6 +94,11 @@ export class AnswerView {
     if (this.labels.length > known) this.markReferences(known);
     this.renderStale();
     this.renderTail(behind ? "" : open, tokens);
+    this.fill();
+    // Where the streaming caret goes (widget.css). A class, not `.agentcell-md-tail > :last-child`: a rule
+    // whose last part names no class makes the browser restyle the whole answer when the run's or the
+    // slot's status attribute changes (the end of a long run), where a class is looked up.
+    this.tail.lastElementChild?.classList.add(CARET_CLASS);
     this.tail.toggleAttribute("data-pending", behind); // the rest is not shown yet
     this.behind = behind || this.stale.length > 0;
     if (this.behind) {
@@ -145,7 +154,7 @@ export class AnswerView {
 
   addChunk(src, html, known) {
     const el = chunkElement();
-    el.append(htmlToFragment(html, src));
+    this.pending.push({ el, html, src });
     if (this.group === null || this.group.childElementCount >= CHUNKS_PER_GROUP) {
       this.group = document.createElement("div");
       this.group.className = "agentcell-md-group";
@@ -177,7 +186,7 @@ export class AnswerView {
     let budget = this.defer === null ? Infinity : this.slice;
     while (this.stale.length > 0 && budget > 0) {
       const chunk = this.stale.shift();
-      chunk.el.replaceChildren(htmlToFragment(tokensToHtml(lexMarkdown(chunk.src, this.links)), chunk.src));
+      this.pending.push({ el: chunk.el, html: tokensToHtml(lexMarkdown(chunk.src, this.links)), src: chunk.src });
       chunk.stale = false;
       chunk.renders++;
       budget -= chunk.src.length;
@@ -191,8 +200,17 @@ export class AnswerView {
       this.tail.replaceChildren();
       return;
     }
-    this.tail.replaceChildren(htmlToFragment(tokensToHtml(tokens), rest));
+    this.pending.push({ el: this.tail, html: tokensToHtml(tokens), src: rest });
     this.stats.tailRenders++;
     this.stats.tailChars += rest.length;
+  }
+
+  /** Put the sanitized HTML of this step's renders (new chunks, stale chunks, the tail) in place, in one pass. */
+  fill() {
+    const jobs = this.pending;
+    if (jobs.length === 0) return;
+    this.pending = [];
+    const frags = sanitizeEach(jobs.map((job) => job.html));
+    jobs.forEach((job, i) => job.el.replaceChildren(frags ? frags[i] : plainFragment(job.src)));
   }
 }

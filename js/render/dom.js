@@ -46,6 +46,14 @@ export function setAttr(el, name, value) {
   }
 }
 
+/**
+ * Show or hide `el`, touching the attribute only when that changes: setting `hidden` to the value it
+ * has is still an attribute change to the browser (style invalidation on every render of a frame).
+ */
+export function setHidden(el, hidden) {
+  if (el.hidden !== Boolean(hidden)) el.hidden = Boolean(hidden);
+}
+
 /** Replace `old` with `next`, carrying over which <details data-part=…> were open. */
 export function swap(old, next) {
   if (!old) return next;

@@ -2,7 +2,7 @@
 // gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
 import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from "../state.js";
 import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
-import { h, setAttr, setText } from "../render/dom.js";
+import { h, setAttr, setHidden, setText } from "../render/dom.js";
 
 const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
 
@@ -59,7 +59,7 @@ export function buildHeader(exportControls) {
   };
   const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.runScope, hd.tokensEl, hd.costEl);
   const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
-  hd.gotoBtn.hidden = true;
+  setHidden(hd.gotoBtn, true);
   const title = h(
     "div",
     { class: "agentcell-title" },
@@ -110,10 +110,10 @@ function renderTitle(hd, ctx, status) {
   setAttr(root, "data-teaching", ctx.ui.teaching ? "true" : "false");
   setAttr(root, "data-size", ctx.model.get("presentation") ? "presentation" : null);
   setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
-  hd.offlineEl.hidden = !state.offline;
+  setHidden(hd.offlineEl, !state.offline);
   setAttr(root, "data-offline", state.offline ? "true" : null);
   setText(hd.statusEl, statusText(state, status, waiting));
-  hd.gotoBtn.hidden = !waiting;
+  setHidden(hd.gotoBtn, !waiting);
   setAttr(hd.gotoBtn, "aria-label", waiting ? `${label("go_to_approval")}: ${waiting.name}` : null);
   renderElapsed(hd, ctx, status);
 }
@@ -129,7 +129,7 @@ function renderButtons(hd, ctx, ended) {
   setAttr(hd.stopBtn, "data-stopping", ui.stopping && !ended ? "true" : null);
   setAttr(hd.teachBtn, "aria-pressed", ui.teaching ? "true" : "false");
   const hint = ctx.model.get("hint");
-  hd.hintEl.hidden = !hint || ended;
+  setHidden(hd.hintEl, !hint || ended);
   setText(hd.hintEl, hint || "");
 }
 
@@ -155,7 +155,7 @@ function renderMeters(hd, state) {
   setAttr(hd.tokensEl, "data-output", out.tokens);
   setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
   const cost = formatCost(u.cost);
-  hd.costEl.hidden = cost === "";
+  setHidden(hd.costEl, cost === "");
   setText(hd.costEl, cost);
 }
 
@@ -163,7 +163,7 @@ function renderContext(hd, ctx) {
   const { state } = ctx.store;
   const { el, fill, text } = hd.context;
   const c = state.context;
-  el.hidden = !(c && c.window > 0);
+  setHidden(el, !(c && c.window > 0));
   setAttr(ctx.root, "data-segment", state.segment > 1 ? state.segment : null);
   if (el.hidden) return;
   const frac = Math.max(0, c.fraction);

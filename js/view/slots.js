@@ -3,7 +3,7 @@
 // changed is rebuilt; <details> a reader opened stay open across rebuilds (dom.swap).
 import { isTextType, slotAnswer } from "../state.js";
 import { formatJSON, label, plural, statusLabel } from "../format.js";
-import { h, setAttr, setText, swap, syncChildren } from "../render/dom.js";
+import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
 import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, AnswerView } from "../render/answer.js";
 
@@ -113,23 +113,24 @@ function renderAnswer(slot, sv, runEnded) {
   const text = slotAnswer(slot);
   const typed = !isTextType(slot.type) && !slot.sawTokens;
   const done = slot.status !== "running" && slot.status !== "pending";
-  sv.drafting.hidden = !(typed && slot.status === "running" && !slot.hasValue && !runEnded);
+  setHidden(sv.drafting, !(typed && slot.status === "running" && !slot.hasValue && !runEnded));
   setText(sv.drafting, sv.drafting.hidden ? "" : label("drafting"));
+  setAttr(sv.answer, "data-drafting", !sv.drafting.hidden); // the caret is not drawn next to "drafting…"
   if (typed) {
-    sv.md.hidden = true;
-    sv.value.hidden = !slot.hasValue;
+    setHidden(sv.md, true);
+    setHidden(sv.value, !slot.hasValue);
     if (slot.hasValue) setText(sv.value, formatJSON(slot.value));
   } else {
-    sv.md.hidden = false;
-    sv.value.hidden = true;
+    setHidden(sv.md, false);
+    setHidden(sv.value, true);
     sv.answerView.update(text, done || runEnded);
   }
   setAttr(sv.answer, "data-empty", (typed ? !slot.hasValue : text === "") ? "true" : null);
   setAttr(sv.answer, "data-stopped", slot.answerStopped ? "true" : null);
-  sv.stoppedMark.hidden = !slot.answerStopped;
+  setHidden(sv.stoppedMark, !slot.answerStopped);
   const why = statusLabel(slot.status === "running" ? "stopped" : slot.status);
   setText(sv.stoppedMark, slot.answerStopped ? label("partial_answer", { status: why }) : "");
-  sv.error.hidden = !slot.error;
+  setHidden(sv.error, !slot.error);
   setText(sv.error, slot.error ?? "");
 }
 

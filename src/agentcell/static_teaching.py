@@ -94,7 +94,21 @@ def _request(r: LessonRound) -> str:
             f'{fold}{"".join(_bubble(m, True) for m in req.fresh)}{offered}</div>')
 
 
-def _response(r: LessonRound) -> str:
+ANSWER_IN_SAVED_LESSON = 2_000
+"""Characters of a round's answer shown in the folded teaching view of the saved transcript: the answer is
+in full right below it (the slot's answer). The 50,000-token answer of BENCHMARKS.md §4 otherwise doubled the
+saved output (565 KB), which JupyterLab parses again whenever the cell's outputs change (its table of contents)."""
+
+
+def _answer_box(text: str, brief: bool) -> str:
+    if not brief or len(text) <= ANSWER_IN_SAVED_LESSON:
+        return _text("ac-answer-box", text)
+    more = len(text) - ANSWER_IN_SAVED_LESSON
+    return (f'{_text("ac-answer-box", text[:ANSWER_IN_SAVED_LESSON] + " …")}'
+            f'<div class="ac-caption">{e(f"{more:,} more characters: the whole answer is below")}</div>')
+
+
+def _response(r: LessonRound, brief: bool = False) -> str:
     m, body = r.model, []
     for t in m["thinking"]:
         body.append(f'<details class="ac-thinking"><summary>thinking ({_count(len(t), "char")})</summary>'
@@ -104,7 +118,7 @@ def _response(r: LessonRound) -> str:
                     f'{_text("ac-narration-text", n["text"])}</div>')
     if m["answer"]:
         body.append(f'<div class="ac-answer-text"><span class="ac-caption">text (the answer):</span>'
-                    f'{_text("ac-answer-box", m["answer"])}</div>')
+                    f'{_answer_box(m["answer"], brief)}</div>')
     for c in m["calls"]:
         args = c["args"] if isinstance(c["args"], str) else json.dumps(c["args"] or {}, ensure_ascii=False)
         caption = "answers through:" if c.get("output") else "calls:"
@@ -163,25 +177,26 @@ def _title(r: LessonRound) -> str:
         parts.append(f"{_k(r.usage.get('input_tokens'))} in / {_k(r.usage.get('output_tokens'))} out tokens")
     if isinstance(r.latency_ms, int | float) and r.latency_ms > 0:
         parts.append(f"{r.latency_ms:.0f} ms")
-    return f'<h5 class="ac-round-title">{e(" · ".join(parts))}</h5>'
+    return f'<h5 class="ac-round-title jp-toc-ignore">{e(" · ".join(parts))}</h5>'
 
 
-def round_html(r: LessonRound, *, model: str, tools: list[Item], copy: bool = False) -> str:
+def round_html(r: LessonRound, *, model: str, tools: list[Item], copy: bool = False, brief: bool = False) -> str:
     retries = "".join(marker_html(m) for m in r.markers if m["kind"] == "retry")
     rest = "".join(marker_html(m) for m in r.markers if m["kind"] != "retry")
     return (f'<div class="ac-seq" data-round="{r.round}" role="group" aria-label="round {r.round}">{_title(r)}{retries}'
-            f'{_request(r) if r.request else ""}{_response(r)}{_tools(r) if r.tool_runs else ""}{rest}'
+            f'{_request(r) if r.request else ""}{_response(r, brief)}{_tools(r) if r.tool_runs else ""}{rest}'
             f'{wire_html(r, model=model, tools=tools, copy=copy)}</div>')
 
 
-def slot_html(lesson: LessonSlot, *, model: str, tools: list[Item], copy: bool = False) -> str:
+def slot_html(lesson: LessonSlot, *, model: str, tools: list[Item], copy: bool = False, brief: bool = False) -> str:
     heads = "".join(f'<div class="ac-lane-head" data-lane="{k}">{e(v)}</div>' for k, v in words()["lanes"].items()
                     if k in ("tools", "agentcell", "model"))
     name = e(lesson.name)
     return (f'<section class="ac-lesson-slot" data-slot="{name}" aria-label="the loop of slot {name}">'
-            f'<h4 class="ac-lesson-slot-title">slot {e(lesson.name)} <span class="ac-caption">{e(lesson.type)} · '
+            f'<h4 class="ac-lesson-slot-title jp-toc-ignore">slot {e(lesson.name)} '
+            f'<span class="ac-caption">{e(lesson.type)} · '
             f'{_count(len(lesson.rounds), "round")}</span></h4><div class="ac-lane-heads">{heads}</div>'
-            + "".join(round_html(r, model=model, tools=tools, copy=copy) for r in lesson.rounds)
+            + "".join(round_html(r, model=model, tools=tools, copy=copy, brief=brief) for r in lesson.rounds)
             + "".join(marker_html(m) for m in lesson.markers) + "</section>")
 
 
@@ -200,15 +215,19 @@ def tools_html(tools: list[Item]) -> str:
     return f'<p class="ac-caption">{_count(len(tools), "tool")} offered to the model:</p><ul>{"".join(items)}</ul>'
 
 
-def teaching_html(tr: Transcript, *, copy: bool = False) -> str:
-    """The whole teaching view of a run as HTML (no `<style>`: see `teaching_css()`)."""
+def teaching_html(tr: Transcript, *, copy: bool = False, brief: bool = False) -> str:
+    """The whole teaching view of a run as HTML (no `<style>`: see `teaching_css()`).
+
+    `brief`: a long answer is cut to its start (`ANSWER_IN_SAVED_LESSON`), where the full one follows it.
+    Headings carry `jp-toc-ignore`: they are the run's, not the notebook's sections.
+    """
     tools = offered_tools(tr)
     slots = [lesson_slot(tr, s) for s in tr.slots.values() if s.rounds or s.status != "pending"]
-    body = "".join(slot_html(s, model=tr.model, tools=tools, copy=copy) for s in slots)
+    body = "".join(slot_html(s, model=tr.model, tools=tools, copy=copy, brief=brief) for s in slots)
     return (f'<div class="ac-teaching ac-lessonroot"><section class="ac-offer" aria-label="what the model was offered">'
-            f'<h4 class="ac-section-title">What the model was offered</h4>{tools_html(tools)}</section>'
-            f'<section class="ac-loop" aria-label="the loop, round by round"><h4 class="ac-section-title">'
-            f"The loop, round by round</h4>{body}</section></div>")
+            f'<h4 class="ac-section-title jp-toc-ignore">What the model was offered</h4>{tools_html(tools)}</section>'
+            f'<section class="ac-loop" aria-label="the loop, round by round">'
+            f'<h4 class="ac-section-title jp-toc-ignore">The loop, round by round</h4>{body}</section></div>')
 
 
 def saved_teaching(tr: Transcript) -> str:
@@ -220,4 +239,4 @@ def saved_teaching(tr: Transcript) -> str:
     if not asked:
         return ""
     return (f'<details class="ac-teach-saved"><summary>Teaching view: the loop, round by round</summary>'
-            f"{teaching_html(tr)}</details>")
+            f"{teaching_html(tr, brief=True)}</details>")

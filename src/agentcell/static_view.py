@@ -114,7 +114,7 @@ def _answer_html(text: str, budget: _Budget) -> str:
 
 def _slot_html(slot: Slot, *, ended: bool, budget: _Budget) -> str:
     out = [f'<section class="ac-slot" data-slot="{e(slot.name)}" data-status="{e(slot.status)}">'
-           f'<h3 class="ac-slot-name">{e(slot.name)} <span class="ac-muted">{e(slot.type)} · '
+           f'<h3 class="ac-slot-name jp-toc-ignore">{e(slot.name)} <span class="ac-muted">{e(slot.type)} · '
            f"{e(_slot_status(slot))}</span></h3>"]
     for r in sorted(slot.rounds):
         shown = [html for html in (item_html(it, ended=ended) for it in slot.rounds[r].items) if html]
