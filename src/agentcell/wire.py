@@ -143,7 +143,7 @@ def scrub(value: Any) -> tuple[Any, int]:
     """
     if isinstance(value, str):
         return scrub_text(value)
-    if isinstance(value, dict | list | tuple) and _valid_utf8(value):
+    if isinstance(value, dict | list | tuple) and _valid_utf8(value, deep=True):
         return value, 0  # the common case, checked in C: no walk in Python over every string
     if isinstance(value, dict):
         total, out = 0, {}
@@ -163,15 +163,19 @@ def scrub(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
-def _valid_utf8(value: Any) -> bool:
+def _valid_utf8(value: Any, *, deep: bool = False) -> bool:
     """Whether `value` serializes as UTF-8 JSON as it is (no lone surrogates anywhere); `False` when unsure.
 
     Checked in C by serializing it, except its long strings: each is searched for a surrogate where it
-    is (`hollow`). Serialized, the run's end (a long answer in the event, twice in the exported
-    transcript) cost a copy of the answer per place it appears, at the run's peak of memory.
+    is. Serialized, the run's end (a long answer in the event, twice in the exported transcript) cost a
+    copy of the answer per place it appears, at the run's peak of memory. An event's long strings are
+    its own top-level fields (an answer, a merged stream piece; tool results and teaching texts are
+    clipped), so an event's fields are looked at one level deep (`_hollow_top`: a walk in Python of
+    every value of every event cost more than the rest of its check); `deep` walks everything (the
+    exported transcript, once per run).
     """
     try:
-        to_json(hollow(value))
+        to_json(hollow(value) if deep else _hollow_top(value))
     except Exception:  # a lone surrogate, or a value only the walk in `scrub` can judge
         return False
     return True
@@ -180,6 +184,14 @@ def _valid_utf8(value: Any) -> bool:
 LONG = 32_768
 """Strings this long (characters) are checked in place, not serialized (`hollow`)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _hollow_top(value: Any) -> Any:
+    """`hollow` of a dict's own long string values only (nested ones are serialized as they are)."""
+    if not isinstance(value, dict):
+        return hollow(value) if isinstance(value, str) else value
+    long = [key for key, item in value.items() if type(item) is str and len(item) >= LONG]
+    return {**value, **{key: hollow(value[key]) for key in long}} if long else value
 
 
 def hollow(value: Any) -> Any:

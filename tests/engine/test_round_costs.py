@@ -121,6 +121,24 @@ async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypat
     assert conversions <= events + 2, (conversions, events)
 
 
+async def test_the_utf8_check_of_an_event_does_not_walk_its_values_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each event's UTF-8 check serializes it in C; only its own long top-level strings are searched in
+    place. A walk in Python over every value of every event (`wire.hollow`) cost ~280 calls a round."""
+    walks = 0
+    original = wire.hollow
+
+    def counted(value: Any) -> Any:
+        nonlocal walks
+        walks += 1
+        return original(value)
+
+    monkeypatch.setattr(wire, "hollow", counted)
+    result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(ROUNDS), tools=[lookup],
+                                  limits=LIMITS, journal=False)
+    assert result.status == "completed", result.error
+    assert walks <= 4, walks  # the exported transcript's deep check at the end, nothing per event
+
+
 class CountingRounds(dict[int, Any]):
     """A slot's rounds that count every walk over them."""
 
