@@ -96,3 +96,21 @@ def test_the_events_own_values_are_left_as_they_were() -> None:
     pieces = dump_pieces(event_adapter(), event, LongStrings())
     assert written(pieces) == event_adapter().dump_json(event, fallback=repr)
     assert value == {"a": ANSWER, "b": [ANSWER, {"c": ANSWER}]} and result.results["y"] is ANSWER
+
+
+def test_an_event_of_scalars_is_dumped_without_the_walk(monkeypatch: Any) -> None:
+    """Most rows (usage, request, context events) hold nothing long: dumped directly, not walked in Python
+    (the walk and the second dump cost ~2 M instructions a tool round on the widget path)."""
+    from agentcell.events import RequestCompleted, RunWarning, Usage
+    from agentcell.journal import rowjson
+
+    walks: list[Any] = []
+    original = rowjson._hollow
+    monkeypatch.setattr(rowjson, "_hollow", lambda data, cut, prefix: (walks.append(data), original(data, cut, prefix)))
+    plain = RequestCompleted(run_id="r", slot="s", request=1, usage=Usage(requests=1, input_tokens=3), latency_ms=1.5)
+    assert dump_pieces(event_adapter(), plain, LongStrings()) == (event_adapter().dump_json(plain, fallback=repr),)
+    assert walks == []
+    long_name = RunWarning(run_id="r", slot=None, message="w" * LONG)
+    pieces = dump_pieces(event_adapter(), long_name, LongStrings())
+    assert written(pieces) == event_adapter().dump_json(long_name, fallback=repr) and len(long_pieces(pieces)) == 1
+    assert len(walks) == 1

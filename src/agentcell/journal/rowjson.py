@@ -88,6 +88,8 @@ def dump_pieces(adapter: TypeAdapter[Any], value: Any, long: LongStrings) -> tup
     Raises:
         PydanticSerializationError: some text is not valid UTF-8 (the caller scrubs and dumps again).
     """
+    if _plain(value):  # most events: nothing long can hide in them, so no walk (it cost more than the dump)
+        return (adapter.dump_json(value, fallback=repr),)
     data = adapter.dump_python(value, mode="json", fallback=repr)  # strings are the value's own, not copies
     prefix = f"\x00agentcell-long-{uuid.uuid4().hex}-"
     cut: list[str] = []
@@ -98,6 +100,28 @@ def dump_pieces(adapter: TypeAdapter[Any], value: Any, long: LongStrings) -> tup
     parts = marker.split(to_json(data))  # text, index, text, index, ..., text
     pieces = [long.piece(cut[int(part)]) if i % 2 else part for i, part in enumerate(parts)]
     return tuple(pieces)
+
+
+_SCALARS = frozenset({type(None), bool, int, float})
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` (an event) holds only scalars, short strings and dataclasses of scalars (`Usage`): no
+    container, so no long string anywhere in it."""
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is None:
+        return False
+    for name in fields:
+        item = getattr(value, name)
+        kind = type(item)
+        if kind is str:
+            if len(item) >= LONG:
+                return False
+        elif kind not in _SCALARS:
+            inner = getattr(kind, "__dataclass_fields__", None)
+            if inner is None or any(type(getattr(item, n)) not in _SCALARS for n in inner):
+                return False
+    return True
 
 
 def _hollow(data: Any, cut: list[str], prefix: str) -> None:
