@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
-import os
 import pstats
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ["AGENTCELL_JOURNAL"] = "off"
+
+from batch_instructions import CONCURRENCY, VARIANTS  # the same variants the instruction count runs (journal off)
 
 import batch as bench
-
-CONCURRENCY = 64
-
-
-async def run_map(rows: list[str], concurrency: int) -> Any:
-    return await bench.run_map(rows, concurrency, journal=False, widget=False)
-
-
-VARIANTS = {"raw": bench.run_raw, "raw-handler": bench.run_raw_handler, "engine": bench.run_engine, "map": run_map}
 
 if __name__ == "__main__":
     variant, rows = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 500

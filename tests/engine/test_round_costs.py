@@ -97,17 +97,22 @@ async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.
     assert seen == [(0, 1)]
 
 
-async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The sink's UTF-8 check, the run's transcript and the widget share one conversion per event."""
-    conversions = 0
-    original = wire.jsonable
+def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    """Patch `module.name` to record each call's argument (a list, so the test reads how many)."""
+    calls: list[Any] = []
+    original = getattr(module, name)
 
     def counted(value: Any) -> Any:
-        nonlocal conversions
-        conversions += 1
+        calls.append(value)
         return original(value)
 
-    monkeypatch.setattr(wire, "jsonable", counted)
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sink's UTF-8 check, the run's transcript and the widget share one conversion per event."""
+    conversions = _count_calls(monkeypatch, wire, "jsonable")
     monkeypatch.setattr(AgentWidget, "send", lambda self, content, buffers=None: None)
     monkeypatch.setenv("AGENTCELL_JOURNAL", "off")
     options = RunOptions(model=rounds_model(ROUNDS), tools=(lookup,), limits=LIMITS)
@@ -118,25 +123,17 @@ async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypat
     assert events >= 7 * ROUNDS  # tool, request, response, usage and context events every round
     # One call per event (the run's ending converts its answer apart), against ~12 per event before:
     # one per field, once for the transcript and once again for the widget.
-    assert conversions <= events + 2, (conversions, events)
+    assert len(conversions) <= events + 2, (len(conversions), events)
 
 
 async def test_the_utf8_check_of_an_event_does_not_walk_its_values_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each event's UTF-8 check serializes it in C; only its own long top-level strings are searched in
     place. A walk in Python over every value of every event (`wire.hollow`) cost ~280 calls a round."""
-    walks = 0
-    original = wire.hollow
-
-    def counted(value: Any) -> Any:
-        nonlocal walks
-        walks += 1
-        return original(value)
-
-    monkeypatch.setattr(wire, "hollow", counted)
+    walks = _count_calls(monkeypatch, wire, "hollow")
     result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(ROUNDS), tools=[lookup],
                                   limits=LIMITS, journal=False)
     assert result.status == "completed", result.error
-    assert walks <= 4, walks  # the exported transcript's deep check at the end, nothing per event
+    assert len(walks) <= 4, walks  # the exported transcript's deep check at the end, nothing per event
 
 
 class CountingRounds(dict[int, Any]):
