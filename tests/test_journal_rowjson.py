@@ -98,19 +98,32 @@ def test_the_events_own_values_are_left_as_they_were() -> None:
     assert value == {"a": ANSWER, "b": [ANSWER, {"c": ANSWER}]} and result.results["y"] is ANSWER
 
 
-def test_an_event_of_scalars_is_dumped_without_the_walk(monkeypatch: Any) -> None:
-    """Most rows (usage, request, context events) hold nothing long: dumped directly, not walked in Python
-    (the walk and the second dump cost ~2 M instructions a tool round on the widget path)."""
-    from agentcell.events import RequestCompleted, RunWarning, Usage
+def test_rows_without_a_long_string_are_dumped_without_the_walk(tmp_path: Path, monkeypatch: Any) -> None:
+    """Most rows (every event of a tool round, the round's messages) hold nothing long: the journal knows
+    it from the event's wire check (`wire.long_free`) or the messages' parts (`messages_long_free`) and
+    dumps them directly; a walk of each row in Python cost ~2 M instructions a tool round."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+
+    from agentcell.events import RequestCompleted, RunWarning, ToolStarted, Usage
     from agentcell.journal import rowjson
 
     walks: list[Any] = []
     original = rowjson._hollow
     monkeypatch.setattr(rowjson, "_hollow", lambda data, cut, prefix: (walks.append(data), original(data, cut, prefix)))
-    plain = RequestCompleted(run_id="r", slot="s", request=1, usage=Usage(requests=1, input_tokens=3), latency_ms=1.5)
-    assert dump_pieces(event_adapter(), plain, LongStrings()) == (event_adapter().dump_json(plain, fallback=repr),)
+    log = Journal(tmp_path / "run.jsonl", max_bytes=None)
+    log.event(RequestCompleted(run_id="r", slot="s", request=1, usage=Usage(requests=1), latency_ms=1.5))
+    log.event(ToolStarted(run_id="r", slot="s", call_id="c", tool_name="t", args={"q": "x" * 100, "n": [1, 2]}))
+    round_trip = [ModelResponse(parts=[ToolCallPart("t", {"q": "x"}, "c")]),
+                  ModelRequest(parts=[ToolReturnPart("t", {"rows": [1, 2, 3]}, "c")])]
+    log.messages("s", 0, round_trip)
     assert walks == []
-    long_name = RunWarning(run_id="r", slot=None, message="w" * LONG)
-    pieces = dump_pieces(event_adapter(), long_name, LongStrings())
-    assert written(pieces) == event_adapter().dump_json(long_name, fallback=repr) and len(long_pieces(pieces)) == 1
-    assert len(walks) == 1
+    log.event(RunWarning(run_id="r", slot=None, message="w" * LONG))  # long at the top level
+    log.event(ToolStarted(run_id="r", slot="s", call_id="c", tool_name="t", args={"q": ANSWER}))  # nested
+    log.messages("s", 2, [ModelResponse(parts=[TextPart(ANSWER)])])
+    log.messages("s", 3, [ModelRequest(parts=[ToolReturnPart("t", {"text": ANSWER}, "c")])])
+    assert len(walks) == 4
+    log.close()
+    rows = [json.loads(line) for line in (tmp_path / "run.jsonl").read_bytes().splitlines()]
+    assert rows[1]["event"]["args"]["q"] == "x" * 100 and rows[4]["event"]["args"]["q"] == ANSWER
+    assert rows[5]["messages"][0]["parts"][0]["content"] == ANSWER
+    assert rows[6]["messages"][0]["parts"][0]["content"] == {"text": ANSWER}

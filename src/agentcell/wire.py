@@ -9,12 +9,12 @@ as one snapshot whose size grows linearly with the text.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic_core import to_json, to_jsonable_python
 
 from .events import Event, ProcessingComplete, Usage
+from .long_strings import LONG, hollow, hollow_top, result_long_free
 from .text_pieces import CHUNK, worth_joining
 
 if TYPE_CHECKING:
@@ -33,13 +33,13 @@ class FrontendMsg(TypedDict, total=False):
     reason: str | None
 
 
-def to_wire(event: Event, *, t: float) -> WireEvent:
+def to_wire(event: Event, *, t: float, converted: Converted | None = None) -> WireEvent:
     """Serialize one event; values the browser cannot take become their `repr`.
 
     A fresh top-level dict per call (the caller may add to it); the converted fields are shared with
-    the other readers of the same event (`wire_fields`).
+    the other readers of the same event (`wire_fields`; a reader that kept them passes `converted`).
     """
-    fields, valid = wire_fields(event)
+    fields, valid, _ = converted if converted is not None else wire_fields(event)
     out: WireEvent = {**fields, "t": round(t, 3)}
     if valid:
         return out
@@ -47,22 +47,26 @@ def to_wire(event: Event, *, t: float) -> WireEvent:
     return clean  # type: ignore[no-any-return]
 
 
-_last: tuple[Event | None, WireEvent, bool] = (None, {}, True)
-"""The event converted last, its fields and whether they are valid UTF-8 (see `wire_fields`)."""
+Converted = tuple[WireEvent, bool, bool]
+"""An event's wire fields, whether they are valid UTF-8, and whether no string in them is `LONG` or longer."""
+
+_last: tuple[Event | None, Converted] = (None, ({}, True, True))
+"""The event converted last and its conversion (see `wire_fields`)."""
 
 
-def wire_fields(event: Event) -> tuple[WireEvent, bool]:
-    """`event`'s wire fields (no `t`, not scrubbed) and whether they serialize as valid UTF-8 as they are.
+def wire_fields(event: Event) -> Converted:
+    """`event`'s wire fields (no `t`, not scrubbed), whether they serialize as valid UTF-8 as they are, and
+    whether they hold no long string (`event_long_free`).
 
-    One event is read by several views as it is emitted (the run's sink checks its text, the
-    transcript reduces it, the widget sends it), synchronously one after the other: the conversion of
-    the event seen last is remembered (by identity; events are frozen) so each event is converted and
-    checked once, not once per reader. Treat the result as read-only.
+    One event is read by several views as it is emitted (the run's sink checks its text, the widget
+    sends it, the journal writes it, the event log keeps it for the transcript), synchronously one
+    after the other: the conversion of the event seen last is remembered (by identity; events are
+    frozen) so each event is converted and checked once, not once per reader. Treat it as read-only.
     """
     global _last
-    last, fields, valid = _last
+    last, converted = _last
     if last is event:
-        return fields, valid
+        return converted
     if isinstance(event, ProcessingComplete):  # once per run, and not remembered: it holds the whole result
         fields = {
             "kind": event.kind,
@@ -73,14 +77,23 @@ def wire_fields(event: Event) -> tuple[WireEvent, bool]:
             "answer": jsonable(event.result.answer),
             "usage": usage_json(event.result.usage),
         }
-        return fields, _valid_utf8(fields)
+        return fields, _check(fields)[0], False  # its journal row holds the result, not these fields
     fields = jsonable(event)  # one call in C: the dataclass's fields in order, `repr` for the odd value
     value = fields.get("value")
     if fields["kind"] == "slot_completed" and isinstance(value, str) and fields.get("text") == value:
         del fields["text"]  # a text answer: `value` is the text; don't send it twice
-    valid = _valid_utf8(fields)
-    _last = (event, fields, valid)
-    return fields, valid
+    converted = (fields, *_check(fields))
+    _last = (event, converted)
+    return converted
+
+
+def event_long_free(event: Event) -> bool:
+    """Whether no string of `event` is `LONG` characters or longer (so its JSON can be made whole, in C).
+
+    Known from the UTF-8 check's serialization of the event's wire fields, which every event gets as it
+    is emitted: no extra walk. `False` when unsure (text that is not valid UTF-8; the run's ending).
+    """
+    return wire_fields(event)[2]
 
 
 def needs_scrub(event: Event) -> bool:
@@ -107,7 +120,9 @@ def transcript_json(result: RunResult) -> dict[str, Any]:
         out["openai"] = result.to_openai()
     except Exception as exc:  # a converter bug must not cost the run its final event
         out["error"] = f"{type(exc).__name__}: {exc}"
-    clean, _ = scrub(out)  # a prompt may carry lone surrogates; the saved notebook must be valid UTF-8
+    # A prompt may carry lone surrogates; the saved notebook must be valid UTF-8. Without a long string in
+    # the messages the check serializes the whole in C; with one it walks them (not copying the answer).
+    clean, _ = scrub(out, long_free=result_long_free(result))
     return clean  # type: ignore[no-any-return]
 
 
@@ -136,14 +151,15 @@ def scrub_text(text: str) -> tuple[str, int]:
     return text, 0
 
 
-def scrub(value: Any) -> tuple[Any, int]:
+def scrub(value: Any, *, long_free: bool = False) -> tuple[Any, int]:
     """JSON-shaped data (str, dict, list, tuple) with every string `scrub_text`-ed, and the count.
 
-    Containers are rebuilt only when something in them changed.
+    Containers are rebuilt only when something in them changed. `long_free`: the caller knows `value`
+    holds no long string, so it is checked whole in C (else walked for them: `long_strings.hollow`).
     """
     if isinstance(value, str):
         return scrub_text(value)
-    if isinstance(value, dict | list | tuple) and _valid_utf8(value, deep=True):
+    if isinstance(value, dict | list | tuple) and _valid_utf8(value, deep=not long_free):
         return value, 0  # the common case, checked in C: no walk in Python over every string
     if isinstance(value, dict):
         total, out = 0, {}
@@ -168,54 +184,32 @@ def _valid_utf8(value: Any, *, deep: bool = False) -> bool:
 
     Checked in C by serializing it, except its long strings: each is searched for a surrogate where it
     is. Serialized, the run's end (a long answer in the event, twice in the exported transcript) cost a
-    copy of the answer per place it appears, at the run's peak of memory. An event's long strings are
-    its own top-level fields (an answer, a merged stream piece; tool results and teaching texts are
-    clipped), so an event's fields are looked at one level deep (`_hollow_top`: a walk in Python of
-    every value of every event cost more than the rest of its check); `deep` walks everything (the
-    exported transcript, once per run).
+    copy of the answer per place it appears, at the run's peak of memory. `deep` walks everything in
+    Python for long strings (the exported transcript, once per run); an event is checked by `_check`.
     """
+    if not deep:
+        return _check(value)[0]
     try:
-        to_json(hollow(value) if deep else _hollow_top(value))
+        to_json(hollow(value))
     except Exception:  # a lone surrogate, or a value only the walk in `scrub` can judge
         return False
     return True
 
 
-LONG = 32_768
-"""Strings this long (characters) are checked in place, not serialized (`hollow`)."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
+def _check(fields: Any) -> tuple[bool, bool]:
+    """Whether an event's `fields` are valid UTF-8 JSON, and whether they hold no string of `LONG` or more.
 
-
-def _hollow_top(value: Any) -> Any:
-    """`hollow` of a dict's own long string values only (nested ones are serialized as they are)."""
-    if not isinstance(value, dict):
-        return hollow(value) if isinstance(value, str) else value
-    long = [key for key, item in value.items() if type(item) is str and len(item) >= LONG]
-    return {**value, **{key: hollow(value[key]) for key in long}} if long else value
-
-
-def hollow(value: Any) -> Any:
-    """`value` with each long string replaced by `""` once found valid UTF-8 (containers copied only where
-    one changed; `value` itself is never changed).
-
-    Raises:
-        ValueError: a long string holds a lone surrogate.
+    An event's long strings are its own top-level fields (an answer, a merged stream piece; tool
+    results and teaching texts are clipped), so only those are searched in place (`hollow_top`: a walk
+    in Python of every value of every event cost more than the rest of its check); anything nested is
+    serialized, and a serialization shorter than `LONG` bytes cannot hold a string of `LONG` characters.
     """
-    if isinstance(value, str):
-        if len(value) < LONG:
-            return value
-        if not value.isascii() and _SURROGATE.search(value):
-            raise ValueError("a lone surrogate")
-        return ""
-    if isinstance(value, dict):
-        changed = {key: new for key, item in value.items() if (new := hollow(item)) is not item}
-        return {**value, **changed} if changed else value
-    if isinstance(value, list | tuple):
-        items = [hollow(item) for item in value]
-        if all(new is old for new, old in zip(items, value, strict=True)):
-            return value
-        return items
-    return value
+    try:
+        top = hollow_top(fields)
+        size = len(to_json(top))
+    except Exception:  # a lone surrogate, or a value only the walk in `scrub` can judge
+        return False, False
+    return True, top is fields and size < LONG
 
 
 def scrub_event(event: Event) -> tuple[Event, int]:

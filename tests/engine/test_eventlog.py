@@ -24,9 +24,9 @@ def _count(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
     original = Transcript.apply_event
 
-    def apply_event(self: Transcript, event: Any, *, t: float) -> None:
+    def apply_event(self: Transcript, event: Any, *, t: float, converted: Any = None) -> None:
         seen.append(event)
-        original(self, event, t=t)
+        original(self, event, t=t, converted=converted)
 
     monkeypatch.setattr(Transcript, "apply_event", apply_event)
     return seen
@@ -85,3 +85,21 @@ async def test_a_run_read_at_its_end_has_every_event_in_its_transcript(monkeypat
 async def test_complete_still_gives_a_full_result() -> None:
     result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(2), tools=[lookup], journal=False)
     assert result.status == "completed" and result.usage.tool_calls == 2
+
+
+async def test_reading_the_transcript_late_does_not_convert_the_events_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each event is converted to wire as it is emitted (the sink's UTF-8 check, the views); the log keeps
+    that conversion for the late reduction instead of converting every event a second time."""
+    from agentcell import wire
+    from agentcell.engine import start_run
+
+    conversions: list[Any] = []
+    original = wire.jsonable
+    monkeypatch.setattr(wire, "jsonable", lambda value: (conversions.append(value), original(value))[1])
+    run = start_run("Go [[answer|use_tools]]", model=rounds_model(5), tools=[lookup], journal=False)
+    result = await run.wait()
+    assert result.status == "completed", result.error
+    before = len(conversions)
+    transcript = run.transcript
+    assert transcript.usage["tool_calls"] == 5
+    assert len(conversions) - before <= 1, conversions[before:]  # the run's ending is converted apart

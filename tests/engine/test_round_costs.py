@@ -18,7 +18,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.usage import UsageLimits
 
-from agentcell import wire
+from agentcell import long_strings, wire
 from agentcell.engine import complete_async
 from agentcell.handle import launch
 from agentcell.launch import LaunchSpec
@@ -126,14 +126,28 @@ async def test_each_event_is_converted_to_wire_once_on_the_widget_path(monkeypat
     assert len(conversions) <= events + 2, (len(conversions), events)
 
 
-async def test_the_utf8_check_of_an_event_does_not_walk_its_values_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_value_is_walked_in_python_for_long_strings_when_there_is_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
     """Each event's UTF-8 check serializes it in C; only its own long top-level strings are searched in
-    place. A walk in Python over every value of every event (`wire.hollow`) cost ~280 calls a round."""
-    walks = _count_calls(monkeypatch, wire, "hollow")
-    result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(ROUNDS), tools=[lookup],
-                                  limits=LIMITS, journal=False)
+    place. A walk in Python over every value of every event (`long_strings.hollow`) cost ~280 calls a
+    round, the journal's walk of every row for long strings (`rowjson._hollow`) ~2 M instructions a
+    round; the run's end (its journal row, the exported transcript) is judged from its messages' fields."""
+    from agentcell.journal import rowjson
+
+    walks = _count_calls(monkeypatch, long_strings, "hollow")
+    row_walks: list[Any] = []
+    original = rowjson._hollow
+    monkeypatch.setattr(rowjson, "_hollow", lambda data, cut, prefix: (row_walks.append(data), original(data, cut, prefix)))
+    monkeypatch.setattr(AgentWidget, "send", lambda self, content, buffers=None: None)
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path))
+    options = RunOptions(model=rounds_model(ROUNDS), tools=(lookup,), limits=LIMITS)
+    handle = launch(LaunchSpec(template=compile_template("Go [[answer|use_tools]]"), options=options))
+    result = await handle
     assert result.status == "completed", result.error
-    assert len(walks) <= 4, walks  # the exported transcript's deep check at the end, nothing per event
+    assert handle.widget is not None and handle.widget.final  # the exported transcript was made
+    assert list(tmp_path.rglob("*.jsonl"))  # and the journal written
+    assert walks == [] and row_walks == [], (len(walks), len(row_walks))
 
 
 class CountingRounds(dict[int, Any]):

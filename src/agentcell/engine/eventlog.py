@@ -18,6 +18,7 @@ from typing import overload
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
 from ..text_pieces import CHUNK, worth_joining
 from ..transcript import Transcript
+from ..wire import Converted, wire_fields
 
 
 class _Deltas:
@@ -139,7 +140,8 @@ class EventLog:
 
     The transcript is reduced when it is read (`transcript`), not per append: a batch row's run is
     never looked at while it runs, a single run's view reads it at its end, and the reducer costs as
-    much per event as the rest of the append. Events wait with their time, at most `FOLD_AT` of them.
+    much per event as the rest of the append. Events wait with their time and wire conversion, at most
+    `FOLD_AT` of them.
     """
 
     FOLD_AT = 1024
@@ -148,7 +150,7 @@ class EventLog:
     def __init__(self, transcript: Transcript | None = None) -> None:
         self.events = _Events()
         self._transcript = transcript if transcript is not None else Transcript()
-        self._unreduced: list[tuple[Event, float]] = []
+        self._unreduced: list[tuple[Event, float, Converted | None]] = []
         self._t0 = time.monotonic()
         self._wake: asyncio.Event | None = None
         """Set on the next append; exists only while an async reader waits."""
@@ -157,7 +159,11 @@ class EventLog:
     def append(self, event: Event) -> None:
         self.events.append(event)
         unreduced = self._unreduced
-        unreduced.append((event, time.monotonic() - self._t0))
+        kind = type(event)
+        # The event's wire conversion, made for the views as it is emitted (`wire.wire_fields` remembers
+        # only the last event): kept, so reducing it later does not convert it again.
+        converted = None if kind is TokenDelta or kind is ThinkingDelta else wire_fields(event)
+        unreduced.append((event, time.monotonic() - self._t0, converted))
         if len(unreduced) >= self.FOLD_AT:
             self._reduce()
         for listener in self._listeners:
@@ -177,8 +183,8 @@ class EventLog:
     def _reduce(self) -> None:
         unreduced, self._unreduced = self._unreduced, []
         apply = self._transcript.apply_event
-        for event, t in unreduced:
-            apply(event, t=round(t, 3))
+        for event, t, converted in unreduced:
+            apply(event, t=round(t, 3), converted=converted)
 
     def listen(self, listener: Callable[[Event], None]) -> None:
         """Call `listener(event)` for every event so far, then synchronously for every later one.

@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
-LONG = 32_768
-"""Strings this long (characters) or longer are written on their own, slice by slice."""
+from ..long_strings import LONG
+
 SLICE = 1 << 20
 """Characters encoded at a time when a long string is written (the most it ever holds encoded)."""
 KEEP = 8
@@ -77,18 +77,21 @@ class LongStrings:
         self._known.clear()
 
 
-def dump_pieces(adapter: TypeAdapter[Any], value: Any, long: LongStrings) -> tuple[bytes | LongText, ...]:
+def dump_pieces(
+    adapter: TypeAdapter[Any], value: Any, long: LongStrings, *, long_free: bool = False
+) -> tuple[bytes | LongText, ...]:
     """`adapter.dump_json(value, fallback=repr)` as pieces that write those bytes (`bytes`, or a `LongText`).
 
-    Without a long string the row is dumped as usual (one piece). A long string (a dict's value or a
-    list's item) is replaced in the JSON-mode data by a placeholder no text can hold (a fresh random
-    name), the rest is dumped, and the dump is cut at each placeholder, where the string's encoding
-    goes (a `LongText`).
+    A row known to hold no long string (`long_free`: the caller knows it cheaply, see `wire.long_free`
+    and `messages_long_free`) is dumped as usual (one piece). Otherwise each long string (a dict's
+    value or a list's item) is replaced in the JSON-mode data by a placeholder no text can hold (a fresh
+    random name), the rest is dumped, and the dump is cut at each placeholder, where the string's
+    encoding goes (a `LongText`).
 
     Raises:
         PydanticSerializationError: some text is not valid UTF-8 (the caller scrubs and dumps again).
     """
-    if _plain(value):  # most events: nothing long can hide in them, so no walk (it cost more than the dump)
+    if long_free:  # most rows: the walk in Python below cost more than the dump
         return (adapter.dump_json(value, fallback=repr),)
     data = adapter.dump_python(value, mode="json", fallback=repr)  # strings are the value's own, not copies
     prefix = f"\x00agentcell-long-{uuid.uuid4().hex}-"
@@ -100,28 +103,6 @@ def dump_pieces(adapter: TypeAdapter[Any], value: Any, long: LongStrings) -> tup
     parts = marker.split(to_json(data))  # text, index, text, index, ..., text
     pieces = [long.piece(cut[int(part)]) if i % 2 else part for i, part in enumerate(parts)]
     return tuple(pieces)
-
-
-_SCALARS = frozenset({type(None), bool, int, float})
-
-
-def _plain(value: Any) -> bool:
-    """Whether `value` (an event) holds only scalars, short strings and dataclasses of scalars (`Usage`): no
-    container, so no long string anywhere in it."""
-    fields = getattr(type(value), "__dataclass_fields__", None)
-    if fields is None:
-        return False
-    for name in fields:
-        item = getattr(value, name)
-        kind = type(item)
-        if kind is str:
-            if len(item) >= LONG:
-                return False
-        elif kind not in _SCALARS:
-            inner = getattr(kind, "__dataclass_fields__", None)
-            if inner is None or any(type(getattr(item, n)) not in _SCALARS for n in inner):
-                return False
-    return True
 
 
 def _hollow(data: Any, cut: list[str], prefix: str) -> None:

@@ -27,8 +27,9 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
+from ..long_strings import messages_long_free, result_long_free
 from ..result import RunResult
-from ..wire import scrub
+from ..wire import event_long_free, scrub
 from .paths import open_private
 from .rowjson import LongStrings, LongText, dump_pieces
 
@@ -47,6 +48,13 @@ def event_adapter() -> TypeAdapter[Event]:
     adapter: TypeAdapter[Event] = TypeAdapter(Annotated[Event, Discriminator("kind")])
     adapter.rebuild(_types_namespace={"RunResult": RunResult})  # `ProcessingComplete.result`'s forward ref
     return adapter
+
+
+def _long_free(event: Event) -> bool:
+    """Whether `event`'s row holds no long string (then it is dumped whole, in C: `rowjson.dump_pieces`)."""
+    if isinstance(event, ProcessingComplete):  # its row holds the whole result, not its wire fields
+        return result_long_free(event.result)
+    return event_long_free(event)
 
 
 def max_bytes_from_env() -> int | None:
@@ -92,7 +100,7 @@ class Journal:
         if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
         else:
-            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event)))
+            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event, long_free=_long_free(event))))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
@@ -114,17 +122,18 @@ class Journal:
         """Append slot `slot`'s record messages from position `index` on."""
         self._row(
             lambda: (b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index,
-                     *self._dump(ModelMessagesTypeAdapter, list(messages)))
+                     *self._dump(ModelMessagesTypeAdapter, list(messages), long_free=messages_long_free(messages)))
         )
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
-        self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages))))
+        self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages),
+                                                        long_free=messages_long_free(messages))))
 
-    def _dump(self, adapter: TypeAdapter[Any], value: Any) -> tuple[bytes | LongText, ...]:
+    def _dump(self, adapter: TypeAdapter[Any], value: Any, *, long_free: bool) -> tuple[bytes | LongText, ...]:
         """`value` as UTF-8 JSON pieces; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
         try:
-            return dump_pieces(adapter, value, self._long)
+            return dump_pieces(adapter, value, self._long, long_free=long_free)
         except PydanticSerializationError:
             return (_json(adapter.dump_python(value, mode="json", fallback=repr)),)
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..events import Event, ThinkingDelta, TokenDelta
-from ..wire import to_wire
+from ..wire import Converted, to_wire
 from .base import MISSING, TranscriptState, thinking, token
 from .handlers import HANDLERS
 from .json import transcript_json
@@ -32,15 +32,16 @@ class Transcript(TranscriptState):
         return transcript
 
     # ---- applying events ---------------------------------------------------------------------
-    def apply_event(self, event: Event, *, t: float) -> None:
-        """Apply a typed event seen at `t` seconds (text deltas skip the wire conversion)."""
+    def apply_event(self, event: Event, *, t: float, converted: Converted | None = None) -> None:
+        """Apply a typed event seen at `t` seconds (text deltas skip the wire conversion; `converted`: the
+        event's conversion if the caller kept it, `wire.wire_fields`)."""
         if isinstance(event, TokenDelta | ThinkingDelta) and self.same_run(event.run_id):
             self.clock(t)
             slot = self.slot(event.slot)
             if slot is not None:
                 (token if isinstance(event, TokenDelta) else thinking)(self, slot, event.text, event.round)
             return
-        self.apply(to_wire(event, t=t))
+        self.apply(to_wire(event, t=t, converted=converted))
 
     def apply(self, ev: Mapping[str, Any]) -> None:
         """Apply one wire event. Odd input is ignored or kept as unknown, never raised on."""
