@@ -14,6 +14,7 @@ from agentcell.batch import map as agent_map
 from agentcell.engine import complete_async
 from agentcell.engine.eventlog import EventLog
 from agentcell.events import RunWarning
+from agentcell.text_pieces import CHUNK
 from agentcell.transcript import Transcript
 from tests.tool_rounds import lookup, rounds_model
 
@@ -50,14 +51,39 @@ def test_events_are_reduced_once_in_order_when_the_transcript_is_read(monkeypatc
     assert log.transcript is transcript and len(applied) == 11
 
 
-def test_what_waits_unreduced_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_is_reduced_until_read_and_only_the_latest_conversions_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run nobody reads never pays for its transcript; what waits for a read is bounded: the events'
+    times, and the wire conversions of the last `KEEP_CONVERTED` events."""
+    from agentcell.events import TokenDelta
+
     applied = _count(monkeypatch)
     log = EventLog()
-    for i in range(EventLog.FOLD_AT * 2 + 5):
+    count = EventLog.KEEP_CONVERTED * 2 + 5
+    for i in range(count):
         log.append(_warning(i))
-    assert len(applied) == EventLog.FOLD_AT * 2
+        log.append(TokenDelta(run_id="r", slot="s", text=f"{i} "))
+    assert applied == []
+    assert len(log._converted) == EventLog.KEEP_CONVERTED  # deltas are never converted; old ones let go
+    transcript = log.transcript
+    assert len(applied) == 2 * count and applied == list(log.events)
+    assert log._converted == {}
+    log.append(_warning(count))
+    assert log.transcript is transcript and len(applied) == 2 * count + 1
+
+
+def test_a_read_from_the_middle_of_a_run_of_deltas_resumes_where_it_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcell.events import TokenDelta
+
+    applied = _count(monkeypatch)
+    log = EventLog()
+    deltas = [TokenDelta(run_id="r", slot="s", text=f"t{i} ") for i in range(CHUNK * 2 + 500)]
+    for delta in deltas[: CHUNK + 300]:  # stored as a joined chunk, then pending pieces
+        log.append(delta)
     _ = log.transcript
-    assert len(applied) == EventLog.FOLD_AT * 2 + 5
+    for delta in deltas[CHUNK + 300 :]:
+        log.append(delta)
+    _ = log.transcript
+    assert applied == deltas
 
 
 async def test_a_batch_nobody_watches_never_reduces_a_transcript(monkeypatch: pytest.MonkeyPatch) -> None:

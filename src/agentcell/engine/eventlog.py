@@ -120,12 +120,25 @@ class _Events(Sequence[Event]):
         return item.event(index - self._starts[at]) if isinstance(item, _Deltas) else item
 
     def __iter__(self) -> Iterator[Event]:
-        for item in self._items:
+        return self.iter_from(0)
+
+    def iter_from(self, index: int) -> Iterator[Event]:
+        """The events from position `index` on (what is appended while iterating is included)."""
+        if index >= self._count:
+            return
+        at = bisect.bisect_right(self._starts, index) - 1
+        skip = index - self._starts[at]
+        while at < len(self._items):
+            item = self._items[at]
             if isinstance(item, _Deltas):
-                for k in range(len(item)):
+                k = skip
+                while k < len(item):
                     yield item.event(k)
-            else:
+                    k += 1
+            elif not skip:
                 yield item
+            skip = 0
+            at += 1
 
 
 class EventLog:
@@ -138,34 +151,41 @@ class EventLog:
     async readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader,
     none per event), and creates nothing when nobody waits.
 
-    The transcript is reduced when it is read (`transcript`), not per append: a batch row's run is
-    never looked at while it runs, a single run's view reads it at its end, and the reducer costs as
-    much per event as the rest of the append. Events wait with their time and wire conversion, at most
-    `FOLD_AT` of them.
+    The transcript is reduced when it is read (`transcript`), from the events it has not seen yet, not
+    per append: a batch row's run and a script's run are never looked at while they run, a widget
+    shows its own log, and the reducer costs as much per event as the rest of the append. What waits
+    is the events' times (8 bytes an event, the events themselves are kept anyway) and the wire
+    conversions of the last `KEEP_CONVERTED` events (`wire.wire_fields`, made for the views as each
+    event is emitted), so a read soon after does not convert them again.
     """
 
-    FOLD_AT = 1024
-    """Events kept unreduced at most (bounds what waits when nobody reads the transcript)."""
+    KEEP_CONVERTED = 1024
+    """Unreduced events whose wire conversion is kept for the reduction (older ones are converted again)."""
 
     def __init__(self, transcript: Transcript | None = None) -> None:
         self.events = _Events()
         self._transcript = transcript if transcript is not None else Transcript()
-        self._unreduced: list[tuple[Event, float, Converted | None]] = []
+        self._times = array("d")
+        """Seconds since the log began, per event."""
+        self._reduced = 0
+        """Events reduced into the transcript so far."""
+        self._converted: dict[int, Converted] = {}
+        """Position → wire conversion, for the latest unreduced events that are not text deltas."""
         self._t0 = time.monotonic()
         self._wake: asyncio.Event | None = None
         """Set on the next append; exists only while an async reader waits."""
         self._listeners: list[Callable[[Event], None]] = []
 
     def append(self, event: Event) -> None:
+        index = len(self.events)
         self.events.append(event)
-        unreduced = self._unreduced
+        self._times.append(time.monotonic() - self._t0)
         kind = type(event)
-        # The event's wire conversion, made for the views as it is emitted (`wire.wire_fields` remembers
-        # only the last event): kept, so reducing it later does not convert it again.
-        converted = None if kind is TokenDelta or kind is ThinkingDelta else wire_fields(event)
-        unreduced.append((event, time.monotonic() - self._t0, converted))
-        if len(unreduced) >= self.FOLD_AT:
-            self._reduce()
+        if kind is not TokenDelta and kind is not ThinkingDelta:
+            converted = self._converted
+            converted[index] = wire_fields(event)  # the views' conversion (remembered there for one event only)
+            if len(converted) > self.KEEP_CONVERTED:
+                del converted[next(iter(converted))]
         for listener in self._listeners:
             listener(event)
         wake = self._wake
@@ -176,15 +196,17 @@ class EventLog:
     @property
     def transcript(self) -> Transcript:
         """The run's transcript with every event so far reduced into it."""
-        if self._unreduced:
+        if self._reduced < len(self.events):
             self._reduce()
         return self._transcript
 
     def _reduce(self) -> None:
-        unreduced, self._unreduced = self._unreduced, []
-        apply = self._transcript.apply_event
-        for event, t, converted in unreduced:
-            apply(event, t=round(t, 3), converted=converted)
+        start, end = self._reduced, len(self.events)
+        self._reduced = end
+        apply, times, converted = self._transcript.apply_event, self._times, self._converted
+        self._converted = {}
+        for index, event in zip(range(start, end), self.events.iter_from(start), strict=False):
+            apply(event, t=round(times[index], 3), converted=converted.get(index))
 
     def listen(self, listener: Callable[[Event], None]) -> None:
         """Call `listener(event)` for every event so far, then synchronously for every later one.
