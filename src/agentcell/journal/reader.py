@@ -16,8 +16,8 @@ import json
 import os
 import typing
 import warnings
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +159,10 @@ class _Reader:
         self.slots: dict[str, list[ModelMessage]] = {}
         self.skipped: list[str] = []
         self._kinds = _known_kinds()
+        self._spent = Usage()
+        """Requests, tokens and cost summed over the request rows read so far (as they are read: no pass at the end)."""
+        self._tool_calls = 0
+        """Tool calls as last reported."""
 
     def read(self, number: int, line: bytes) -> None:
         try:
@@ -177,7 +181,12 @@ class _Reader:
 
     def _apply(self, row: dict[str, Any]) -> None:
         if "event" in row:
-            self.events.append(event_adapter().validate_python(row["event"]))
+            event = event_adapter().validate_python(row["event"])
+            self.events.append(event)
+            if isinstance(event, RequestCompleted):
+                self._spent = self._spent + event.usage
+            elif isinstance(event, UsageUpdated):
+                self._tool_calls = event.usage.tool_calls
         elif "history" in row:
             self.history = tuple(ModelMessagesTypeAdapter.validate_python(row["history"]))
         elif "messages" in row:
@@ -210,7 +219,7 @@ class _Reader:
             history=self.history,
             slot_messages={slot: tuple(messages) for slot, messages in self.slots.items()},
             answer_slots=answer_slots,
-            usage=_totals(events),
+            usage=replace(self._spent, tool_calls=self._tool_calls),
             finished=bool(events) and isinstance(events[-1], ProcessingComplete),
             skipped=tuple(self.skipped),
         )
@@ -220,20 +229,3 @@ def usage_totals(run_id: str, *, path: str | os.PathLike[str] | None = None) -> 
     """The run's usage from its journal: requests, tokens and cost summed over its request rows;
     tool calls as last reported."""
     return load(run_id, path=path).usage
-
-
-def _totals(events: Sequence[Event]) -> Usage:
-    total = Usage()
-    tool_calls = 0
-    for event in events:
-        if isinstance(event, RequestCompleted):
-            total = total + event.usage
-        elif isinstance(event, UsageUpdated):
-            tool_calls = event.usage.tool_calls
-    return Usage(
-        requests=total.requests,
-        tool_calls=tool_calls,
-        input_tokens=total.input_tokens,
-        output_tokens=total.output_tokens,
-        cost=total.cost,
-    )
