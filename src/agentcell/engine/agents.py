@@ -4,46 +4,65 @@ Building an `Agent` costs about as much CPU as a short model round (its capabili
 output schema: ~0.4–0.6 ms here), and a batch built one per row and slot. What differs between two
 runs of the same slot is per-run state, so the shared agent carries none:
 
-* the model, the instructions and a typed slot's output type are `agent.run(...)` arguments;
-* the slot's capability (`SlotRequests`: events, journal, approvals, tool calls) is reached through a
-  context variable the slot sets around its run (`bound`); the agent's own capability, `_PerRun`,
-  forwards each hook to it. It is *not* handed over by pydantic-ai's `for_run`: a capability that
-  `for_run` replaces makes pydantic-ai compose the run's capability tree anew, which costs what
-  building the agent did;
-* a free-text slot's output check is read by one output validator from the same binding.
+* the model, the instructions and a typed slot's output type are `agent.run(...)` arguments; the model
+  is the run's `SlotModel` (`slotmodel.py`), which carries the request hooks (compaction, events,
+  journal) around every request;
+* the slot's tool calls (`SlotCalls`) and, for checked text, its output check are read from a context
+  variable the slot sets around its run (`bound`): the agent's own toolset is wrapped once, at build
+  time, in a `SlotToolset` that looks up the run's calls per step and per call.
+
+No capability on the common path. pydantic-ai's combined capability copies the run context for every
+capability on every hook it dispatches (node runs, the event stream, tool preparation, output
+processing, ...), whether the capability overrides the hook or not: ~970 Python calls per batch row
+and ~185 per tool round went to the one capability that forwarded four hooks. Only an agent whose tools
+need approval has one (`_Approvals`): pydantic-ai resolves deferred calls only through a capability's
+`handle_deferred_tool_calls` (or its result's `DeferredToolRequests`, which would end the slot's run).
 
 What stays on the agent, and so makes up the key, is what pydantic-ai fixes at construction: the tools
-(by identity: a prepared run's registry hands out the same `Tool` objects to all its runs), the deps
-type, the slot's name, the retry count, and whether the slot answers checked text, plain text or a
-type. The cache belongs to one `Prepared` (one run with its resumed segments, or one batch) and dies
-with it: no agent, tool or model outlives the run that built it.
+(by identity: a prepared run's registry hands out the same `Tool` objects to all its runs), whether any
+of them needs approval, the deps type, the slot's name, the retry count, and whether the slot answers
+checked text, plain text or a type. The cache belongs to one `Prepared` (one run with its resumed
+segments, or one batch) and dies with it: no agent, tool or model outlives the run that built it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelResponse
-from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
-from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets import WrapperToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
 
 Answers = Literal["text", "checked", "typed"]
 """What the slot answers: plain free text, free text with an output check, or a typed value."""
 
 
+class ToolCalls(Protocol):
+    """A run's tool calls as the shared toolset uses them (`calls.SlotCalls`; typed by this protocol because
+    `calls.py` needs the run state, which holds these agents)."""
+
+    def poll_guards(self) -> None: ...
+
+    def tools_allowed(self, step: int) -> bool: ...
+
+    async def call(
+        self, name: str, args: dict[str, Any], ctx: RunContext[Any], run: Callable[[], Awaitable[Any]]
+    ) -> Any: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Binding:
-    """What one run of a shared agent brings: its capability and, for checked text, its output check."""
+    """What one run of a shared agent brings besides its model: its tool calls, approvals and output check."""
 
-    requests: AbstractCapability[Any]
-    """The run's `SlotRequests` (typed by its base: `requests.py` needs the run state, which holds these agents)."""
+    calls: ToolCalls | None = None
+    approve: Callable[[DeferredToolRequests], Awaitable[DeferredToolResults]] | None = None
+    """The run's approval resolver (`approvals.resolve_approvals` for its state and slot)."""
     validate: Callable[[str], str] | None = None
 
 
@@ -60,38 +79,52 @@ def bound(binding: Binding) -> Iterator[None]:
         _binding.reset(token)
 
 
-def _requests() -> AbstractCapability[Any]:
+def _current() -> Binding:
     binding = _binding.get()
     if binding is None:  # a shared agent run outside `bound`: a bug in the engine, not the user's
         raise RuntimeError("agentcell: a slot agent ran without its per-run binding")
-    return binding.requests
+    return binding
 
 
-class _PerRun(AbstractCapability[Any]):
-    """The shared agent's one capability: every hook forwarded to the run's own `SlotRequests`.
+def _calls() -> ToolCalls:
+    calls = _current().calls
+    if calls is None:  # an agent with tools bound for a run without: a bug in the engine too
+        raise RuntimeError("agentcell: a slot agent with tools ran without its tool calls")
+    return calls
 
-    It has no `wrap_node_run`: pydantic-ai runs every node through one more layer of calls and context
-    copies for a capability that has one (~30 calls a node), so process exits are contained where the
-    run's foreign code is called instead (contain.py)."""
 
-    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
-        binding = _binding.get()  # asked per run; unbound (pydantic-ai looking at the agent): no wrapper
-        return None if binding is None else binding.requests.get_wrapper_toolset(toolset)
+@dataclass
+class SlotToolset(WrapperToolset[Any]):
+    """The slot's tools, offered only on requests that may gather, and called through the run's `SlotCalls`.
+
+    Built once per agent around its own function toolset; each step and call finds the current run's
+    calls in the binding."""
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        calls = _calls()
+        calls.poll_guards()  # before each request: a tripped guard should not cost another one
+        if not calls.tools_allowed(ctx.run_step):
+            return {}
+        return await self.wrapped.get_tools(ctx)
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        return await _calls().call(name, tool_args, ctx, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool))
+
+
+class _Approvals(AbstractCapability[Any]):
+    """The capability of an agent whose tools need approval: deferred calls go to the run's resolver.
+
+    It has no other hook: every capability costs a run-context copy per hook pydantic-ai dispatches, so
+    agents without approvals carry none (see the module docstring). Process exits in the approval
+    callback are contained where it is awaited (`approvals.py`)."""
 
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
-        return await _requests().handle_deferred_tool_calls(ctx, requests=requests)
-
-    async def before_model_request(
-        self, ctx: RunContext[Any], request_context: ModelRequestContext
-    ) -> ModelRequestContext:
-        return await _requests().before_model_request(ctx, request_context)
-
-    async def after_model_request(
-        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
-    ) -> ModelResponse:
-        return await _requests().after_model_request(ctx, request_context=request_context, response=response)
+        approve = _current().approve
+        return None if approve is None else await approve(requests)
 
 
 def _validate(text: Any) -> Any:
@@ -117,19 +150,12 @@ class SlotAgents:
     def agent_for(
         self, *, tools: Sequence[Tool[Any]], deps_type: type[Any], name: str | None, retries: int, answers: Answers
     ) -> Agent[Any, Any]:
-        key = (tuple(map(id, tools)), deps_type, name, retries, answers)  # the tools are held by the registry
+        approvals = any(tool.requires_approval for tool in tools)
+        key = (tuple(map(id, tools)), approvals, deps_type, name, retries, answers)  # the registry holds the tools
         agent = self._agents.get(key)
         if agent is not None:
             return agent
-        agent = Agent(
-            None,  # each run passes its model
-            tools=list(tools),  # the agent's own toolset, one child: a second one costs tasks per step
-            output_type=str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)
-            deps_type=deps_type,
-            name=name,
-            retries=retries,
-            capabilities=[_PerRun()],
-        )
+        agent = _build(tools, deps_type=deps_type, name=name, retries=retries, approvals=approvals)
         if answers == "checked":
             agent.output_validator(_validate)
         if len(self._agents) >= CACHE_SIZE:
@@ -137,3 +163,26 @@ class SlotAgents:
         self._agents[key] = agent
         self.built += 1
         return agent
+
+
+def _build(
+    tools: Sequence[Tool[Any]], *, deps_type: type[Any], name: str | None, retries: int, approvals: bool
+) -> Agent[Any, Any]:
+    agent: Agent[Any, Any] = Agent(
+        None,  # each run passes its model (the run's `SlotModel`)
+        tools=list(tools),
+        output_type=str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)
+        deps_type=deps_type,
+        name=name,
+        retries=retries,
+        capabilities=[_Approvals()] if approvals else None,
+    )
+    if tools:
+        # The agent's own function toolset, wrapped in place: pydantic-ai combines the agent's toolsets
+        # (its function toolset first, always) and gathers two or more in new tasks on every step, so the
+        # wrapper cannot be a second toolset beside an empty function toolset. `_function_toolset` is
+        # pydantic-ai's private attribute; tests/engine/test_round_costs.py pins that calls still reach
+        # `SlotCalls` through it and that no task per step comes back.
+        own = agent._function_toolset
+        agent._function_toolset = SlotToolset(own)  # type: ignore[assignment]
+    return agent

@@ -1,9 +1,9 @@
 """Running one slot's tool calls: events, guard joins, the identical-call cache, errors as strings,
 timeouts, `max_calls` and loop detection (SPEC §3.2, §3.3).
 
-Everything sits in a `WrapperToolset` around the slot's tools (the agent's own toolset; the slot's
-capability wraps it, `SlotRequests.get_wrapper_toolset`), so pydantic-ai still owns schemas, argument
-validation, concurrency (`sequential` tools excepted) and approvals.
+The shared agent's own function toolset is wrapped once, when the agent is built, in a toolset that
+finds the run's `SlotCalls` per step and per call (`agents.SlotToolset`), so pydantic-ai still owns
+schemas, argument validation, concurrency (`sequential` tools excepted) and approvals.
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import ModelResponse, ToolCallPart
-from pydantic_ai.toolsets import WrapperToolset
-from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import to_jsonable_python
 
 from ..events import ToolCompleted, ToolStarted
@@ -171,23 +168,3 @@ def _round_calls(ctx: RunContext[Any], policies: Mapping[str, ToolPolicy]) -> tu
         return ()
     parts = [p for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in policies]
     return tuple(sorted((p.tool_name, _canonical(p.args_as_dict())) for p in parts))
-
-
-@dataclass
-class SlotToolset(WrapperToolset[Any]):
-    """The slot's tools, offered only on requests that may gather, and called through `SlotCalls`."""
-
-    calls: SlotCalls | None = None
-
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        assert self.calls is not None
-        self.calls.poll_guards()  # before each request: a tripped guard should not cost another one
-        if not self.calls.tools_allowed(ctx.run_step):
-            return {}
-        return await self.wrapped.get_tools(ctx)
-
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> Any:
-        assert self.calls is not None
-        return await self.calls.call(name, tool_args, ctx, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool))

@@ -1,8 +1,10 @@
 """Around every model request of a slot: compaction before it, the gauge and the journal row after it.
 
-`SlotRequests` is a pydantic-ai capability (`before_model_request` / `after_model_request`, the v2
-successor of `history_processors`). It rewrites only the request's own message list, never
-`RunContext.messages`, so what the model reads may be compacted while the run's record stays whole.
+`SlotRequests` holds the hooks; the run's `SlotModel` (`slotmodel.py`, a model wrapper, not a pydantic-ai
+capability) calls `before` with the messages pydantic-ai asks it to send and sends what `before`
+returns, then calls `after` with the response. It rewrites only the request's own message list, never
+`RunContext.messages`, so what the model reads may be compacted while the run's record stays whole
+(as a v2 `before_model_request` hook that assigns `request_context.messages` did).
 `prepare_messages` does the compaction before a request, using the run's `ContextKeeper`
 (`compaction.py`: what one run shares across its slots, the window, the policy and the summaries
 already paid for).
@@ -17,11 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
-from pydantic_ai.models import Model, ModelRequestContext
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
-from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_core import to_jsonable_python
 
 from ..events import (
@@ -34,8 +33,6 @@ from ..events import (
     Usage,
 )
 from ..openai_format import to_openai
-from .approvals import resolve_approvals
-from .calls import SlotCalls, SlotToolset
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -178,24 +175,20 @@ def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
 
 
 @dataclass
-class SlotRequests(AbstractCapability[Any]):
-    """One slot run's hooks: compaction before each request, `RequestCompleted` + `ContextUpdated` +
-    journal after it, the tool-call wrapper (`get_wrapper_toolset`) and approvals
-    (`handle_deferred_tool_calls`).
+class SlotRequests:
+    """One slot run's request hooks: compaction and `ModelRequestSent` before each request (`before`),
+    `ModelResponseReceived` + `RequestCompleted` + `ContextUpdated` + journal after it (`after`), and the
+    row of a request cut off by the slot's end (`abandon`).
 
-    The slot's shared agent (`agents.py`) has one capability, `_PerRun`, which contains process exits
-    and forwards these hooks to the run's `SlotRequests`. One capability, not several: pydantic-ai copies
-    the run context for every capability on every hook and passes every stream event through each
-    capability's `wrap_run_event_stream`, so each extra capability costs per event and per round whether
-    it has work to do or not.
+    A plain object the run's `SlotModel` calls, not a pydantic-ai capability: pydantic-ai copies the run
+    context for every capability on every hook it dispatches, so a capability cost ~970 calls per batch
+    row whether it had work to do or not (`agents.py`).
     """
 
     state: RunState
     slot: str
     stream: SlotStream
     model: Model
-    calls: SlotCalls | None = None
-    """The slot's tool calls (`calls.py`), when it uses tools: its toolset is wrapped in `SlotToolset`."""
     _count: int = 0
     _written: int = 0
     _started: float = field(default=0.0)
@@ -215,16 +208,6 @@ class SlotRequests(AbstractCapability[Any]):
     _scanned_last: ModelMessage | None = None
     _viewed: bool = False
     """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
-
-    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
-        """The slot's tools called through `SlotCalls`; they sit in the agent's own toolset (`tools=`), not in
-        a run toolset next to it: two toolsets make pydantic-ai gather them in new tasks on every step."""
-        return None if self.calls is None else SlotToolset(toolset, calls=self.calls)
-
-    async def handle_deferred_tool_calls(
-        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
-    ) -> DeferredToolResults | None:
-        return await resolve_approvals(self.state, self.slot, requests)
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
@@ -253,23 +236,21 @@ class SlotRequests(AbstractCapability[Any]):
             )
         )
 
-    async def before_model_request(
-        self, ctx: RunContext[Any], request_context: ModelRequestContext
-    ) -> ModelRequestContext:
+    async def before(
+        self, ctx: RunContext[Any], messages: list[ModelMessage], parameters: ModelRequestParameters
+    ) -> list[ModelMessage]:
+        """Before a request step: journal the record so far, compact, announce; returns the messages to send."""
         self._journal(ctx)
         keeper = self.state.context
         if keeper is not None:
             compactions = keeper.compactions
-            request_context.messages = await prepare_messages(
-                self.state, keeper, self.slot, request_context.messages, self.model
-            )
+            messages = await prepare_messages(self.state, keeper, self.slot, messages, self.model)
             self._viewed = keeper.compactions == compactions  # what was sent is the slot's memoized view
-        self._teach_request(request_context)
+        self._teach_request(messages, parameters)
         self._started, self._in_flight = time.monotonic(), True
-        return request_context
+        return messages
 
-    def _teach_request(self, request_context: ModelRequestContext) -> None:
-        messages = request_context.messages
+    def _teach_request(self, messages: list[ModelMessage], parameters: ModelRequestParameters) -> None:
         seen = self._seen
         if seen and len(messages) >= seen and messages[seen - 1] is self._last_seen:
             # Only the messages added since the previous request are converted (no O(n²) per run).
@@ -282,7 +263,7 @@ class SlotRequests(AbstractCapability[Any]):
         self._seen, self._last_seen = len(messages), messages[-1] if messages else None
         self._shown = offset + len(new)
         self._system = next((m["content"] for m in reversed(new) if m["role"] == "system"), self._system)
-        tools = tuple(t.name for t in request_context.model_request_parameters.function_tools)
+        tools = tuple(t.name for t in parameters.function_tools)
         self.state.emit(
             ModelRequestSent(
                 run_id=self.state.run_id,
@@ -295,9 +276,8 @@ class SlotRequests(AbstractCapability[Any]):
             )
         )
 
-    async def after_model_request(
-        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
-    ) -> ModelResponse:
+    def after(self, sent: list[ModelMessage], response: ModelResponse) -> None:
+        """After a request step's response has streamed to its end (`sent`: what `before` returned)."""
         self._count += 1
         self._in_flight = False
         state, usage = self.state, response.usage
@@ -325,7 +305,7 @@ class SlotRequests(AbstractCapability[Any]):
         )
         keeper = state.context
         if keeper is not None:
-            used = response_tokens(response) or self._estimate_used(keeper, request_context, response)
+            used = response_tokens(response) or self._estimate_used(keeper, sent, response)
             keeper.last_used[self.slot] = used
             state.emit(
                 ContextUpdated(
@@ -338,18 +318,15 @@ class SlotRequests(AbstractCapability[Any]):
                 )
             )
         if state.journal is not None:
-            # The response joins `ctx.messages` right after this hook, at the next index.
+            # The response joins `ctx.messages` once its stream has closed, at the next index.
             state.journal.messages(self.slot, self._written, [response])
             self._written += 1
-        # Past the output-token ceiling: `UsageLimitExceeded`, where pydantic-ai raised it (after these hooks).
+        # Past the output-token ceiling: `UsageLimitExceeded`, raised into the slot's stream (`slotmodel.py`).
         self.stream.meter.settle(usage.output_tokens)
-        return response
 
-    def _estimate_used(
-        self, keeper: ContextKeeper, request_context: ModelRequestContext, response: ModelResponse
-    ) -> int:
+    def _estimate_used(self, keeper: ContextKeeper, sent: list[ModelMessage], response: ModelResponse) -> int:
         """The gauge when the provider reported no usage: the request's characters (memoized) plus the response's."""
-        chars = keeper.sent_chars(self.slot) if self._viewed else message_chars(request_context.messages)
+        chars = keeper.sent_chars(self.slot) if self._viewed else message_chars(sent)
         return math.ceil((chars + message_chars((response,))) / 4)
 
     def _own_messages(self, ctx: RunContext[Any]) -> list[ModelMessage]:

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelRequest
-from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
@@ -30,6 +29,7 @@ from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSp
 from ..usage import MAX_REQUESTS
 from ..wire import scrub
 from .agents import Answers, Binding, bound
+from .approvals import resolve_approvals
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls
 from .contain import cancel_cooperatively, describe, stop_requested
@@ -37,6 +37,7 @@ from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
+from .slotmodel import SlotModel
 from .state import RunState, SlotEnded
 from .streaming import SlotStream
 from .temporal import reference_note
@@ -129,7 +130,8 @@ class _AgentCall:
     agent: Agent[Any, Any]
     """Shared by every run of the same slot shape in the prepared run (`agents.py`); this run's own parts follow."""
     binding: Binding
-    model: Model
+    model: SlotModel
+    """The run's model with its request hooks (`slotmodel.py`)."""
     output_type: Any
     """`None` for free text (the agent's `str`), else the typed slot's one-field model."""
     instructions: str | None
@@ -187,9 +189,9 @@ def _agent_call(
         calls = SlotCalls(state, name, policies, budget)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
-    # The slot's one capability is the agent's (`agents._PerRun`, forwarding to this run's `SlotRequests`),
-    # not the run's: run capabilities nest a second combined layer every hook and stream event passes through.
-    requests = SlotRequests(state=state, slot=name, stream=stream, model=model, calls=calls)
+    # No capability (`agents.py`): the request hooks ride on the run's model, the tool calls and approvals
+    # on the binding the shared agent's toolset and approval capability read.
+    requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
     agent = state.agents.agent_for(
         tools=tools, deps_type=state.deps_type, name=spec.name, retries=retry_budget(options, budget), answers=answers
@@ -202,8 +204,8 @@ def _agent_call(
         stream.resumed = resume
     return _AgentCall(
         agent=agent,
-        binding=Binding(requests=requests, validate=validate),
-        model=model,
+        binding=Binding(calls=calls, approve=functools.partial(resolve_approvals, state, name), validate=validate),
+        model=SlotModel(model, requests),
         output_type=None if answers != "typed" else output.type,
         instructions=_instructions(spec, rendered, state.reference_time),
         prompt=prompt,

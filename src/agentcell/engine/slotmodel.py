@@ -1,0 +1,137 @@
+"""The run's model as its slot's agent sees it: the request hooks around every model request, no capability.
+
+A slot's agent is shared by every run of its shape (`agents.py`); each run passes its own `SlotModel`
+(`agent.run(model=...)`), a pydantic-ai `WrapperModel` around the run's model whose requests call the
+run's `SlotRequests` (`requests.py`): `before` (journal, compaction, `ModelRequestSent`) with the
+history pydantic-ai is about to send, then the wrapped model's stream, then `after` (the response's
+events, the journal row, the output-token check) once that stream has ended. pydantic-ai's own
+`before_model_request`/`after_model_request` capability hooks did this before, at a cost of one
+run-context copy per capability per hook pydantic-ai dispatches, hook or no hook (~970 calls a batch row).
+
+Where each part runs, against the capability hooks it replaces (pydantic-ai 2.68, `_agent_graph.py`):
+
+* `before` gets the history as `prepare_messages` receives it (pydantic-ai calls that on the serving
+  model right before the request: the history after `_clean_message_history`, which keeps the message
+  objects of a well-formed history), so compaction and the teaching events see pydantic-ai's messages,
+  not the provider-prepared copies. When `before` changed nothing, the request goes out as pydantic-ai
+  prepared it; when it compacted or cut tool results, its list is prepared by the wrapped model as
+  pydantic-ai prepared a hook's list (a compacted list of a clean history is itself clean: a prefix
+  swapped for one summary request). The request context's messages were request-only for a
+  `before_model_request` hook too (`_history_mirroring.py` detaches them after the before-chain), so
+  the run's record stays whole either way.
+* It runs when the stream is opened: lazily, in the task that pulls the stream, i.e. inside the
+  slot's event-stream handler, which contains process exits (`streaming.py`); the hook ran in
+  pydantic-ai's request task just before. Its events still come before the response's first event.
+* `after` runs once the wrapped stream has ended and closed, inside the handler's last pull: before
+  pydantic-ai commits the response to the history and before any tool call of that response runs, as
+  the hook did. What it raises (`UsageLimitExceeded` from the output-token check) reaches pydantic-ai
+  through the stream, so pydantic-ai records the response as interrupted, as it does for a run its own
+  token limit stops; with the hook the response was dropped. The slot ends `budget_exhausted` either way.
+* Stop (or a failure) mid-stream throws into the `yield`: `after` does not run and the slot's end
+  reports the request through `SlotRequests.abandon`, as before.
+* Per request *step*, as the hooks were, not per call: a step whose provider suspends its response
+  (Anthropic `pause_turn`, OpenAI background mode) has pydantic-ai call `request_stream` again per
+  continuation segment with the history plus the suspended response. Such a call sends the step's
+  prepared messages plus that response and runs no hook; `after` runs once, on the last segment, with
+  the segments merged as pydantic-ai merges them. A retry inside a step (a capability's
+  `RetryModelRequest`) cannot happen: the agent has no such capability.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai import RunContext
+from pydantic_ai._genai_prices import fill_response_cost
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models._continuation import merge_responses
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+if TYPE_CHECKING:
+    from .requests import SlotRequests
+
+
+class SlotModel(WrapperModel):
+    """One slot run's model: `wrapped` with the run's request hooks (see the module docstring)."""
+
+    def __init__(self, wrapped: Model, requests: SlotRequests) -> None:
+        # Not `WrapperModel.__init__`: it infers a model from a name and preloads pricing data, which a
+        # model object built once per run needs neither of.
+        self.wrapped = wrapped
+        self._settings = None
+        self._profile = None
+        self.requests = requests
+        self._history: list[ModelMessage] | None = None
+        """What pydantic-ai handed `prepare_messages` for the request about to be sent."""
+        self._kept: list[ModelMessage] = []
+        """What `before` made of the step's history (the gauge's estimate counts it)."""
+        self._sent: list[ModelMessage] = []
+        """That as the model was sent it (prepared), which a continuation segment sends again."""
+        self._suspended: ModelResponse | None = None
+        """The step's response so far while its provider suspends it (continuation segments)."""
+
+    def prepare_messages(
+        self, messages: list[ModelMessage], model_request_parameters: ModelRequestParameters | None = None
+    ) -> list[ModelMessage]:
+        self._history = messages
+        return self.wrapped.prepare_messages(messages, model_request_parameters)
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        """Not reached by the engine (its runs always stream, for their event handler); refused rather than
+        run without the slot's hooks."""
+        raise NotImplementedError("agentcell: a slot's model streams; its requests run through request_stream")
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        if self._continues(messages):
+            sent = [*self._sent, messages[-1]]
+        else:
+            sent = await self._before(messages, model_request_parameters, run_context)
+        async with self.wrapped.request_stream(sent, model_settings, model_request_parameters, run_context) as stream:
+            yield stream
+        response = stream.get()
+        if response.state == "suspended":  # the provider goes on with it in the next segment
+            self._suspended = response if self._suspended is None else merge_responses(self._suspended, response)
+            return
+        if self._suspended is not None:
+            response, self._suspended = merge_responses(self._suspended, response), None
+        fill_response_cost(response)  # as pydantic-ai does before its after-hooks
+        self.requests.after(self._kept, response)
+
+    async def _before(
+        self, messages: list[ModelMessage], parameters: ModelRequestParameters, run_context: RunContext[Any] | None
+    ) -> list[ModelMessage]:
+        """The step's hook; returns what `before` made of the history as the model is sent it."""
+        history, self._history, self._suspended = self._history, None, None
+        if history is None:  # pydantic-ai prepared nothing for this request (a resumed suspended one)
+            history = messages
+        if run_context is None:
+            raise RuntimeError("agentcell: a slot's model was asked to stream without its run context")
+        kept = await self.requests.before(run_context, history, parameters)
+        same = kept is history or (len(kept) == len(history) and all(map(operator.is_, kept, history)))
+        sent = messages if same else self.wrapped.prepare_messages(kept, parameters)
+        self._kept, self._sent = kept, sent
+        return sent
+
+    def _continues(self, messages: list[ModelMessage]) -> bool:
+        """Whether `messages` asks for the next segment of a suspended response: the step's history plus it."""
+        if self._suspended is None or not messages:
+            return False
+        last = messages[-1]
+        return isinstance(last, ModelResponse) and last.state == "suspended"
