@@ -131,11 +131,27 @@ async def test_typed_and_text_slots_answer_in_their_own_types() -> None:
         assert (result.results["n"], result.results["words"]) == (7, "seven")
 
 
-async def test_a_shared_agent_outside_its_run_has_no_wrapper_and_says_why_it_cannot_run() -> None:
-    """pydantic-ai may look at the agent's capability outside a run; a hook reached without a run's
-    binding is a bug in the engine and says so (it never silently skips events)."""
+async def test_a_shared_agent_with_tools_outside_its_run_says_why_it_cannot_run() -> None:
+    """The shared toolset finds the run's tool calls in its binding; a run without one is a bug in the engine
+    and says so (it never calls a tool without the run's events, guards and budget)."""
+    from pydantic_ai import Tool
+
     from agentcell.engine.agents import SlotAgents
 
-    agent = SlotAgents().agent_for(tools=(), deps_type=type(None), name="x", retries=1, answers="text")
+    agent = SlotAgents().agent_for(tools=(Tool(lookup),), deps_type=type(None), name="x", retries=1, answers="text")
     with pytest.raises(RuntimeError, match="without its per-run binding"):
-        await agent.run("hi", model=_echo())
+        await agent.run("hi", model=rounds_model(1))
+
+
+async def test_a_shared_agent_builds_no_capability_unless_a_tool_needs_approval() -> None:
+    from pydantic_ai import Tool
+
+    from agentcell.engine.agents import SlotAgents
+
+    agents = SlotAgents()
+    bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]
+    plain = agents.agent_for(tools=(Tool(lookup),), deps_type=type(None), name="x", retries=1, answers="text")
+    needing = Tool(lookup, requires_approval=True)
+    gated = agents.agent_for(tools=(needing,), deps_type=type(None), name="x", retries=1, answers="text")
+    assert len(plain._root_capability.capabilities) - bare == 0  # type: ignore[attr-defined]
+    assert len(gated._root_capability.capabilities) - bare == 1  # type: ignore[attr-defined]

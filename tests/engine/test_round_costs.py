@@ -2,8 +2,8 @@
 
 No test here measures time (speed lives in `bench/loop_overhead.py`). Each counts something that used
 to grow with the run or repeat per reader: asyncio tasks made per round (a second toolset made
-pydantic-ai gather toolsets in new tasks on every step), the capabilities a slot's run carries
-(pydantic-ai copies the run context per capability per hook and passes every event through each),
+pydantic-ai gather toolsets in new tasks on every step), the capabilities a slot's run carries (none:
+pydantic-ai copies the run context per capability per hook and passes every event through each),
 conversions of one event to its wire form (the sink, the transcript and the widget each did their
 own), and walks of a slot's rounds to find a tool call.
 """
@@ -19,7 +19,7 @@ from pydantic_ai import Agent
 from pydantic_ai.usage import UsageLimits
 
 from agentcell import long_strings, wire
-from agentcell.engine import complete_async
+from agentcell.engine import complete_async, stream
 from agentcell.handle import launch
 from agentcell.launch import LaunchSpec
 from agentcell.options import RunOptions
@@ -78,33 +78,94 @@ async def test_a_tool_round_makes_one_task_more_than_raw_pydantic_ai() -> None:
     assert engine_tasks <= raw_tasks + ROUNDS + 10, (raw_tasks, engine_tasks)
 
 
-async def test_a_slot_run_carries_one_capability_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Containment, approvals and the request hooks are one capability (the shared agent's `_PerRun`, which
-    forwards to the run's `SlotRequests`), not three, and it is the agent's, not the run's (run capabilities
-    add a second combined layer every hook and event passes)."""
-    seen: list[tuple[int, int]] = []
+async def test_a_slot_run_carries_no_capability_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request hooks ride on the run's model (`SlotModel`), the tool calls on the agent's own function
+    toolset (wrapped once per agent): no capability on the agent or the run, no toolset beside the agent's own
+    (pydantic-ai copies the run context per capability per hook, and gathers two toolsets in new tasks)."""
+    from agentcell.engine.agents import SlotToolset
+    from agentcell.engine.slotmodel import SlotModel
+
+    seen: list[tuple[int, int, type, type]] = []
     original = Agent.run
     bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own
 
     async def run(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
-        seen.append((len(kwargs.get("capabilities") or ()), len(self._root_capability.capabilities) - bare))  # type: ignore[attr-defined]
+        own = [t for t in self.toolsets]
+        assert len(own) == 1, own  # one toolset: the agent's own, wrapped
+        capabilities = len(self._root_capability.capabilities) - bare  # type: ignore[attr-defined]
+        seen.append((len(kwargs.get("capabilities") or ()), capabilities, type(kwargs["model"]), type(own[0])))
         assert not kwargs.get("toolsets"), "the slot's tools belong in the agent's own toolset"
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(Agent, "run", run)
     result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(3), tools=[lookup], journal=False)
     assert result.status == "completed", result.error
-    assert seen == [(0, 1)]
+    assert seen == [(0, 0, SlotModel, SlotToolset)]
 
 
-def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    """Patch `module.name` to record each call's argument (a list, so the test reads how many)."""
+async def test_only_an_agent_whose_tools_need_approval_carries_a_capability(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pydantic-ai resolves deferred (approval) calls only through a capability's `handle_deferred_tool_calls`,
+    so an agent with a tool that needs approval has the one capability that does that, and nothing else."""
+    from agentcell.tools import tool
+
+    @tool(approve=True, name="lookup")
+    async def guarded(q: str) -> str:
+        """Look `q` up, with approval."""
+        return f"result for {q}"
+
+    counts: list[int] = []
+    original = Agent.run
+    bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]
+
+    async def run(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        counts.append(len(self._root_capability.capabilities) - bare)  # type: ignore[attr-defined]
+        return await original(self, *args, **kwargs)
+
+    async def approve(_request: Any) -> bool:
+        return True
+
+    monkeypatch.setattr(Agent, "run", run)
+    events = [e async for e in stream("Go [[answer|use_tools]]", model=rounds_model(1), tools=[guarded],
+                                      journal=False, approve=approve)]
+    end = events[-1]
+    assert end.kind == "processing_complete" and end.status == "completed", end
+    assert counts == [1]
+    kinds = [e.kind for e in events if e.kind.startswith(("approval", "tool"))]
+    assert kinds == ["approval_requested", "approval_resolved", "tool_started", "tool_completed"]
+
+
+async def test_a_tool_run_copies_the_run_context_no_more_than_raw_pydantic_ai(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pydantic-ai's combined capability copies the run context for each capability on each hook it dispatches
+    (`_ctx_for_active_cap`); with none of ours on the agent, a 3-round tool run makes as many as raw pydantic-ai
+    (a capability of ours made ~185 calls a round)."""
+    from pydantic_ai.capabilities import combined
+
+    copies = _count_calls(monkeypatch, combined, "_ctx_for_active_cap", arity=None)
+
+    async def raw() -> None:
+        async def handler(_ctx: Any, events: Any) -> None:
+            async for _ in events:
+                pass
+
+        await Agent(rounds_model(3), tools=[lookup]).run("Go", usage_limits=LIMITS, event_stream_handler=handler)
+
+    await raw()
+    raw_copies = len(copies)
+    copies.clear()
+    result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(3), tools=[lookup], limits=LIMITS,
+                                  journal=False)
+    assert result.status == "completed", result.error
+    assert len(copies) <= raw_copies, (len(copies), raw_copies)
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, *, arity: int | None = 1) -> list[Any]:
+    """Patch `module.name` to record each call's argument(s) (a list, so the test reads how many)."""
     calls: list[Any] = []
     original = getattr(module, name)
 
-    def counted(value: Any) -> Any:
-        calls.append(value)
-        return original(value)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[0] if arity == 1 else (args, kwargs))
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(module, name, counted)
     return calls

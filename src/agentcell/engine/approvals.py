@@ -1,7 +1,8 @@
 """Approvals (SPEC §3.7) on pydantic-ai's deferred tools, resolved inside the same run.
 
 A tool with `requires_approval=True` is deferred by pydantic-ai; its `handle_deferred_tool_calls` hook
-(on the slot's capability, `SlotRequests`) hands the pending calls to `resolve_approvals`, we ask the
+(the one capability of an agent whose tools need approval, `agents._Approvals`) hands the pending calls
+to `resolve_approvals` through the run's binding, we ask the
 `approve=` callback (the widget's buttons, or API code) one call at a time, and the answers go back as
 `ToolApproved`/`ToolDenied`. A denial's reason is what the model reads as the tool result. Approval
 fails closed: only `True` or `ApprovalDecision(approved=True)` approves; any other answer (`"deny"`,
@@ -29,9 +30,9 @@ NO_APPROVER = (
 async def resolve_approvals(state: RunState, slot: str, requests: DeferredToolRequests) -> DeferredToolResults:
     """Resolve a slot's pending approval requests through `state.approve`, one call at a time.
 
-    The slot's one capability (`SlotRequests.handle_deferred_tool_calls`) calls this: pydantic-ai's
-    `HandleDeferredToolCalls` would do the same as a capability of its own, which costs a context copy
-    and an event-stream layer per hook and event of every run, approvals or not.
+    The approval capability of the slot's agent (`agents._Approvals`, only on agents whose tools need
+    approval) calls this: pydantic-ai's `HandleDeferredToolCalls` would do the same as a capability of its
+    own, on every agent, which costs a context copy per hook of every run, approvals or not.
     """
     results = DeferredToolResults()
     for call in requests.approvals:

@@ -6,8 +6,9 @@ means a dead loop: no reply to `1+1`, Interrupt ignored, the notebook's state lo
 `sys.exit()` is turned into `Escaped` (an ordinary exception) where the run calls code that is not
 its own, before pydantic-ai's graph sees it (a process exit that reaches pydantic-ai's graph ends its
 iterator task too, and that task's end reaches the loop even if the run's own task catches it):
-* a model's code runs as its stream is pulled, in the slot's event-stream handler (`streaming.py`)
-  and the compaction summary's (`compaction.py`); both contain what it raises;
+* a model's code runs as its stream is pulled, in the slot's event-stream handler (`streaming.py`;
+  the request hooks of the run's `SlotModel`, compaction included, run in that pull too) and the
+  compaction summary's (`compaction.py`); both contain what it raises;
 * an approval callback is contained where it is awaited (`approvals.py`);
 * tool calls per call (`tooltask.py`); the run's top task in `cancel_cooperatively` below.
 Not in a `wrap_node_run` capability hook around every node, as before: pydantic-ai runs each node
