@@ -58,9 +58,18 @@ def url_secrets(url: str) -> list[str]:
     return [password, encoded, encoded.rstrip("=")]
 
 
-def mask_secrets(text: str, extra: list[str] | None = None) -> str:
-    """`text` with every credential we know of (and anything key- or auth-header-shaped) replaced by `***`."""
-    values = [v for k, v in os.environ.items() if _SECRET_VAR.search(k) and len(v) >= 6]
+def env_secrets() -> list[str]:
+    """The values of the environment's `*_API_KEY`/`*_TOKEN`/… variables (at least 6 characters)."""
+    return [v for k, v in os.environ.items() if _SECRET_VAR.search(k) and len(v) >= 6]
+
+
+def mask_secrets(text: str, extra: list[str] | None = None, *, env: list[str] | None = None) -> str:
+    """`text` with every credential we know of (and anything key- or auth-header-shaped) replaced by `***`.
+
+    `env`: `env_secrets()` as the caller read it (a caller masking every request of a run reads the
+    environment once, not per request); read now when not given.
+    """
+    values = list(env_secrets() if env is None else env)
     values += [v for v in extra or [] if len(v) >= 4 and v not in ("api-key-not-set", "not-needed")]
     for value in sorted(set(values), key=len, reverse=True):
         text = text.replace(value, MASK)
