@@ -91,3 +91,25 @@ async def test_password_echoed_in_an_auth_header_is_masked_everywhere(tmp_path: 
     encoded = base64.b64encode(b"alice:hunter2pass").decode()
     for secret in ("hunter2pass", encoded, encoded.rstrip("=")):
         assert secret not in seen
+
+
+def test_masking_only_where_a_pattern_can_match_masks_exactly_what_every_pattern_would() -> None:
+    """`mask_secrets` runs each pattern only where its literal part occurs (a request body holds the whole
+    conversation, and three regex scans of it per request were most of the teaching view's cost): the
+    result must be the one of running every pattern on every text."""
+    import random
+
+    from agentcell.providers import secrets
+
+    def every_pattern(text: str) -> str:
+        text = secrets._URL.sub(lambda m: secrets.safe_url(m.group(0)), text)
+        text = secrets._AUTH.sub(rf"\1\2{secrets.MASK}", text)
+        return secrets._KEYLIKE.sub(lambda m: f"{m.group(1)}-{secrets.MASK}", text)
+
+    pieces = ["https://u:pw@host/x?api_key=abc123456&q=1", "Bearer abcdEFGH1234", "Basic dXNlcjpwYXNz", "Token%20zzzz9999",
+              "sk-abcdefgh12345678", "gsk_ABCDEFGH12345678", "key-0123456789ab", "xai-short", "pk_", "rk-1234567",
+              "://", "Negotiate  x", "keys", "basic", " ", "\n", '"', "é🎉", "ftp://a.b/c", "skate-board-12345678"]
+    rng = random.Random(11)
+    for _ in range(2_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+        assert secrets.mask_secrets(text, env=[]) == every_pattern(text), text

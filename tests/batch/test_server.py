@@ -78,7 +78,14 @@ async def test_stop_at_30_percent_closes_every_request_and_resume_runs_only_the_
     second = await again
     assert second.status == "completed"
     assert [r["answer"] for r in second.to_records()] == [w.upper() for w in WORDS]
-    assert len(server.chat_requests) - len(requests) == 50 - counts["completed"]  # only the rest ran
+    # Only the rest ran, each once. Counted by the requests the server completed: a request the first batch
+    # sent just before Stop can reach the server's record after the snapshot above (its thread is late under
+    # load: seen once in a full suite, 33 requests for 32 rows); the client had gone by then, so it ends
+    # disconnected and is not the resumed batch's.
+    later = server.chat_requests[len(requests):]
+    await until(lambda: all(r.outcome != "pending" for r in later), timeout=5)
+    assert [r.outcome for r in later].count("completed") == 50 - counts["completed"], [r.outcome for r in later]
+    assert len(later) - [r.outcome for r in later].count("completed") <= 6  # late ones: at most the rows in flight
     assert sum(r.resumed for r in second.rows) == counts["completed"]
     assert [r.run_id for r in second.rows if r.resumed] == [r.run_id for r in first.rows if r.status == "completed"]
 

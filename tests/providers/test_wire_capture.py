@@ -65,3 +65,49 @@ async def test_a_long_stream_keeps_its_first_and_last_events(server: FakeOpenAI)
     got = exchange.response
     assert got["events_total"] > 200 and len(got["events"]) == 24 + 1 + 8
     assert got["events"][24] == f"… {got['events_total'] - 32} more events …"
+
+
+def test_a_long_string_anywhere_in_a_body_is_seen_without_a_walk() -> None:
+    """`_may_hold_long` is checked in C on the body's text; it must never miss a string `_clip` would clip
+    (escaped quotes and backslashes included), and a body of short strings, however long, needs no walk."""
+    import random
+
+    from agentcell.providers import wire_capture as wc
+
+    rng = random.Random(7)
+    alphabet = ['a', ' ', '"', '\\', '\n', 'é', '🎉', '{', '}', '\\"', '\\\\']
+    for _ in range(300):
+        n = rng.choice([10, 200, wc.MAX_STRING - 2, wc.MAX_STRING, wc.MAX_STRING + 1, wc.MAX_STRING * 2])
+        long = "".join(rng.choice(alphabet) for _ in range(n))
+        body = {"messages": [{"role": "user", "content": "x" * rng.randrange(50)},
+                             {"role": "tool", "content": long, "args": [1, 2, {"k": long[: n // 2]}]}]}
+        for text in (json.dumps(body), json.dumps(body, ensure_ascii=False), json.dumps(body, indent=1)):
+            if wc._clip(body) != body:  # something is clipped: the check must say so
+                assert wc._may_hold_long(text), n
+    many_short = json.dumps({"messages": [{"role": "tool", "content": "y" * 1_000} for _ in range(200)]})
+    assert not wc._may_hold_long(many_short)
+    assert wc._may_hold_long(json.dumps({"a": 'q"' * wc.MAX_STRING}))
+
+
+async def test_a_long_conversation_is_not_walked_per_request(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each request's body holds the whole conversation: clipping it by a walk in Python on every
+    request cost O(conversation) calls a round. Short strings only: no walk; the environment's secrets
+    are read once per run, not per request."""
+    from agentcell.providers import secrets, wire_capture
+
+    walks: list[object] = []
+    original = wire_capture._clip
+    monkeypatch.setattr(wire_capture, "_clip", lambda value: (walks.append(value), original(value))[1])
+    env_reads: list[int] = []
+    original_env = secrets.env_secrets
+    monkeypatch.setattr(wire_capture, "env_secrets", lambda: (env_reads.append(1), original_env())[1])
+    rounds = 6
+    server.script(*[Reply(Call("lookup_module", {"module_code": f"M{i}"}, id=f"c{i}")) for i in range(rounds)],
+                  Reply(Text("done")))
+    run = start_run("Go [[answer|use_tools=true]]", model=user_model(server, api_key=KEY), tools=[lookup_module],
+                    journal=False)
+    result = await run
+    assert result.status == "completed", result.error
+    assert len(of(run.events_so_far, "http_exchange")) == rounds + 1
+    request_walks = [w for w in walks if isinstance(w, dict) and "messages" in w]
+    assert request_walks == [] and len(env_reads) == 1, (len(request_walks), len(env_reads))

@@ -98,6 +98,19 @@ class TextCoalescer:
         self._timer = None
         self.flush()
 
+    def release(self) -> None:
+        """The run has ended: forget the watchers and the emitter (they close reference cycles), drop what waits."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._parts = []
+        self._watchers = {}
+        self._emit = _ended
+
+
+def _ended(event: TokenDelta | ThinkingDelta) -> None:
+    """The emitter of a released coalescer: nothing is emitted after the run's end."""
+
 
 class ShownText:
     """Answer text a slot showed, without a copy of its own: the merged deltas, then the pieces not merged yet.

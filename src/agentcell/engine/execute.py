@@ -24,6 +24,7 @@ from pydantic_ai.messages import ModelMessage
 from ..errors import AgentcellError, TemplateRenderError
 from ..events import CheckpointReached, RunStatus
 from ..template.program import CheckpointStep, RenderedSlot, SlotStep, Step, Template, Turn, join_turns
+from ..template.render import SlotRenderer
 from ..template.render_limits import RENDER_SECONDS, cancel_flag
 from .actions import ActionOutcome, BreakRun, run_action
 from .contain import describe, stop_requested
@@ -53,7 +54,11 @@ async def render_off_loop(step: SlotStep, namespace: dict[str, Any]) -> Rendered
     the loop and Stop live, and ends in `TemplateRenderError` past the bounds of `render_limits.py`.
 
     Stop abandons the thread at once; the render itself stops at its next piece (the cancel flag).
+    A prompt of plain names bound to builtin scalars runs no user code and is small: it renders here,
+    without the hop (`template/inline.py`).
     """
+    if isinstance(step.render, SlotRenderer) and step.render.renders_inline(namespace):
+        return step.render(namespace)
     cancel = threading.Event()
 
     def render() -> RenderedSlot:

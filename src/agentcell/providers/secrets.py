@@ -22,6 +22,10 @@ _SECRET_VAR = re.compile(r"(_API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$")
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|gsk|xai|key)[-_][A-Za-z0-9_\-]{8,}")
 _AUTH = re.compile(r"\b(Basic|Bearer|Token|Digest|Negotiate)(\s+|%20)[A-Za-z0-9+/=._~\-]{4,}")
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
+_AUTH_WORDS = ("Basic", "Bearer", "Token", "Digest", "Negotiate")
+"""What `_AUTH` cannot match without."""
+_KEYLIKE_PREFIXES = tuple(f"{word}{sep}" for word in ("sk", "pk", "rk", "xai", "key") for sep in "-_")
+"""What `_KEYLIKE` cannot match without (`gsk-` contains `sk-`)."""
 
 
 def _masked_pairs(text: str) -> str:
@@ -58,12 +62,27 @@ def url_secrets(url: str) -> list[str]:
     return [password, encoded, encoded.rstrip("=")]
 
 
-def mask_secrets(text: str, extra: list[str] | None = None) -> str:
-    """`text` with every credential we know of (and anything key- or auth-header-shaped) replaced by `***`."""
-    values = [v for k, v in os.environ.items() if _SECRET_VAR.search(k) and len(v) >= 6]
+def env_secrets() -> list[str]:
+    """The values of the environment's `*_API_KEY`/`*_TOKEN`/… variables (at least 6 characters)."""
+    return [v for k, v in os.environ.items() if _SECRET_VAR.search(k) and len(v) >= 6]
+
+
+def mask_secrets(text: str, extra: list[str] | None = None, *, env: list[str] | None = None) -> str:
+    """`text` with every credential we know of (and anything key- or auth-header-shaped) replaced by `***`.
+
+    `env`: `env_secrets()` as the caller read it (a caller masking every request of a run reads the
+    environment once, not per request); read now when not given.
+    """
+    values = list(env_secrets() if env is None else env)
     values += [v for v in extra or [] if len(v) >= 4 and v not in ("api-key-not-set", "not-needed")]
     for value in sorted(set(values), key=len, reverse=True):
         text = text.replace(value, MASK)
-    text = _URL.sub(lambda m: safe_url(m.group(0)), text)
-    text = _AUTH.sub(rf"\1\2{MASK}", text)
-    return _KEYLIKE.sub(lambda m: f"{m.group(1)}-{MASK}", text)
+    # Each pattern runs only where its literal part occurs (substring searches cost a fraction of a regex
+    # scan): the teaching view masks every request body, which holds the whole conversation.
+    if "://" in text:
+        text = _URL.sub(lambda m: safe_url(m.group(0)), text)
+    if any(word in text for word in _AUTH_WORDS):
+        text = _AUTH.sub(rf"\1\2{MASK}", text)
+    if any(prefix in text for prefix in _KEYLIKE_PREFIXES):
+        text = _KEYLIKE.sub(lambda m: f"{m.group(1)}-{MASK}", text)
+    return text

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from ..teaching_events import HttpExchange
-from .secrets import mask_secrets, safe_url
+from .secrets import env_secrets, mask_secrets, safe_url
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = frozenset({
@@ -40,7 +40,22 @@ MAX_CAPTURE = 2_000_000
 """Bytes of a response kept for parsing; beyond that the rest streams through uncaptured."""
 
 Emit = Callable[[HttpExchange], None]
-_sink: ContextVar[Callable[[dict[str, Any]], None] | None] = ContextVar("agentcell_wire_sink", default=None)
+Sink = tuple[Callable[[dict[str, Any]], None], list[str]]
+"""Where a captured exchange goes, and the environment's secrets read when the capture began (`env_secrets`)."""
+_sink: ContextVar[Sink | None] = ContextVar("agentcell_wire_sink", default=None)
+
+
+def _may_hold_long(text: str) -> bool:
+    """Whether JSON `text` may hold a string longer than `MAX_STRING` (so `_clip` has work to do), found
+    in C: with each escaped backslash and escaped quote made one plain character, every string's
+    characters lie between two quotes, and a string's JSON is at least as long as its text. A request
+    body holds the whole conversation: walking it in Python on every request cost O(conversation) calls
+    a round.
+    """
+    if len(text) <= MAX_STRING:
+        return False
+    bare = text.replace("\\\\", "_").replace('\\"', "_")
+    return max(map(len, bare.split('"'))) > MAX_STRING
 
 
 def _clip(value: Any) -> Any:
@@ -67,17 +82,18 @@ def _secrets_of(headers: Any) -> list[str]:
     return [v for v in out if v]
 
 
-def _parsed(raw: bytes, secrets: list[str]) -> Any:
-    text = mask_secrets(raw.decode("utf-8", errors="replace"), secrets)
+def _parsed(raw: bytes, secrets: list[str], env: list[str]) -> Any:
+    text = mask_secrets(raw.decode("utf-8", errors="replace"), secrets, env=env)
     try:
-        return _clip(json.loads(text))
+        value = json.loads(text)
     except ValueError:
         return _clip(text)
+    return _clip(value) if _may_hold_long(text) else value
 
 
-def _events(raw: bytes, secrets: list[str]) -> dict[str, Any]:
+def _events(raw: bytes, secrets: list[str], env: list[str]) -> dict[str, Any]:
     """An SSE body as its `data:` events (parsed), the middle of a long stream counted, not kept."""
-    text = mask_secrets(raw.decode("utf-8", errors="replace"), secrets)
+    text = mask_secrets(raw.decode("utf-8", errors="replace"), secrets, env=env)
     events: list[Any] = []
     for block in text.replace("\r\n", "\n").split("\n\n"):
         data = "\n".join(line[5:].lstrip() for line in block.split("\n") if line.startswith("data:"))
@@ -87,11 +103,16 @@ def _events(raw: bytes, secrets: list[str]) -> dict[str, Any]:
             events.append(json.loads(data))
         except ValueError:
             events.append(data)
+    clip = _clip if _may_hold_long(text) else _same
     if len(events) <= HEAD_EVENTS + TAIL_EVENTS:
-        return {"events": _clip(events)}
+        return {"events": clip(events)}
     omitted = len(events) - HEAD_EVENTS - TAIL_EVENTS
     kept = [*events[:HEAD_EVENTS], f"… {omitted} more events …", *events[-TAIL_EVENTS:]]
-    return {"events": _clip(kept), "events_total": len(events)}
+    return {"events": clip(kept), "events_total": len(events)}
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 @functools.cache
@@ -131,10 +152,10 @@ def _classes(mod: ModuleType) -> tuple[type[Any], type[Any]]:
             self.inner = inner
 
         async def handle_async_request(self, request: Any) -> Any:
-            sink = _sink.get()
-            if sink is None:
+            capture = _sink.get()
+            if capture is None:
                 return await self.inner.handle_async_request(request)
-            return await _captured(self.inner, request, sink, tee=Tee, response_type=mod.Response)
+            return await _captured(self.inner, request, capture, tee=Tee, response_type=mod.Response)
 
         async def aclose(self) -> None:
             await self.inner.aclose()
@@ -142,22 +163,22 @@ def _classes(mod: ModuleType) -> tuple[type[Any], type[Any]]:
     return Tee, Transport
 
 
-async def _captured(inner: Any, request: Any, sink: Callable[[dict[str, Any]], None], *, tee: type[Any],
-                    response_type: type[Any]) -> Any:
+async def _captured(inner: Any, request: Any, capture: Sink, *, tee: type[Any], response_type: type[Any]) -> Any:
     started = time.monotonic()
+    sink, env = capture
     secrets = _secrets_of(request.headers)
     sent = {
         "method": request.method,
         "url": safe_url(str(request.url)),
         "headers": _headers(request.headers),
-        "body": _parsed(request.content, secrets) if request.content else None,
+        "body": _parsed(request.content, secrets, env) if request.content else None,
     }
     response = await inner.handle_async_request(request)
     stream = "text/event-stream" in response.headers.get("content-type", "")
 
     def done(raw: bytes, complete: bool) -> None:
         got: dict[str, Any] = {"status": response.status_code, "headers": _headers(response.headers)}
-        got.update(_events(raw, secrets) if stream else {"body": _parsed(raw, secrets) if raw else None})
+        got.update(_events(raw, secrets, env) if stream else {"body": _parsed(raw, secrets, env) if raw else None})
         if not complete:
             got["cut_off"] = True
         sink({"request": sent, "response": got, "elapsed_ms": round((time.monotonic() - started) * 1000, 1)})
@@ -205,7 +226,7 @@ def capturing(model: Any, *, emit: Emit, run_id: str, slot: str | None) -> Itera
     def sink(exchange: dict[str, Any]) -> None:
         emit(HttpExchange(run_id=run_id, slot=slot, **exchange))
 
-    token = _sink.set(sink)
+    token = _sink.set((sink, env_secrets()))  # the environment read once per run, not per request
     try:
         yield
     finally:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
 import jinja2
@@ -20,6 +20,7 @@ from ..errors import TemplateRenderError
 from ..wire import scrub_text
 from . import options as opts
 from .frozen import faster_init
+from .inline import PlainReads, plain_reads
 from .jinja import CompiledExpr, CompiledText
 from .program import RenderedSlot, SlotOptions, Turn
 from .render_limits import RenderLimit, current_budget, render_budget
@@ -75,6 +76,18 @@ class SlotRenderer:
     """For a notebook type: the name of the class to find in the context."""
     bound_class: type[Any] | None = None
     """For a type given when compiling (`--types`): its class, so the context is not consulted."""
+    plain: list[PlainReads | None] = field(default_factory=list, repr=False)
+    """What the slot reads if its texts are plain (`inline.py`), found at its first render and kept."""
+
+    def renders_inline(self, context: Mapping[str, Any], /) -> bool:
+        """Whether rendering against `context` may run on the event loop (see `inline.py`)."""
+        if not self.plain:  # found when first reached, not when compiled: blocks in force add up per slot
+            expressions = self.dynamic or any(not isinstance(c, str) for c in self.choices)
+            expressions = expressions or any(isinstance(value, CompiledExpr) for _, value in self.arguments)
+            texts = (*self.system, *self.header, *(source.text for source in self.turns))
+            self.plain.append(None if expressions else plain_reads(texts))
+        reads = self.plain[0]
+        return reads is not None and reads.fits(context)
 
     def __call__(self, context: Mapping[str, Any], /) -> RenderedSlot:
         """The system text, turns and options this slot sends for `context`.
