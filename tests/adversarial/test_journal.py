@@ -222,3 +222,18 @@ def test_agent_journal_lists_and_cleans(ip: InteractiveShell, tmp_path: Path, ca
     ip.run_line_magic("agent", "journal clean all")
     assert capsys.readouterr().out.startswith("removed 2 journal(s)")
     assert list_runs(tmp_path / "journal") == []
+
+
+def test_the_default_folder_follows_the_environment_after_being_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`default_dir` is remembered per set of environment variables (a batch asks per row); a changed one is seen."""
+    from agentcell.journal.paths import default_dir
+
+    monkeypatch.delenv("AGENTCELL_JOURNAL", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "a"))
+    assert default_dir() == tmp_path / "a" / "agentcell" / "journal"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "b"))
+    assert default_dir() == tmp_path / "b" / "agentcell" / "journal"
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path / "mine"))
+    assert default_dir() == tmp_path / "mine"
+    monkeypatch.setenv("AGENTCELL_JOURNAL", "off")
+    assert default_dir() == tmp_path / "b" / "agentcell" / "journal"

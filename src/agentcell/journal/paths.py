@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from pathlib import Path
@@ -31,8 +32,20 @@ def check_run_id(run_id: str) -> str:
 
 
 def default_dir() -> Path:
-    """`$AGENTCELL_JOURNAL` if it names a folder, else the per-user data folder's `agentcell/journal`."""
-    env = os.environ.get(JOURNAL_ENV, "").strip()
+    """`$AGENTCELL_JOURNAL` if it names a folder, else the per-user data folder's `agentcell/journal`.
+
+    Asked up to three times per run (a batch row is a run): answered from the environment variables it
+    depends on, so a changed variable is seen at once and an unchanged one costs a dictionary look-up."""
+    return _default_dir(os.environ.get(JOURNAL_ENV, ""), tuple(map(os.environ.get, _HOME_VARIABLES)))
+
+
+_HOME_VARIABLES = ("XDG_DATA_HOME", "HOME", "USERPROFILE", "LOCALAPPDATA", "APPDATA")
+"""What the per-user data folder is derived from, on Linux, macOS and Windows."""
+
+
+@functools.lru_cache(maxsize=8)
+def _default_dir(journal_env: str, _homes: tuple[str | None, ...]) -> Path:
+    env = journal_env.strip()
     if env and env.lower() not in OFF:
         return Path(env).expanduser()
     try:
