@@ -6,6 +6,7 @@
 // render ran in the same task (BENCHMARKS.md §4). esbuild bundles the `import()`s into this one file as
 // lazily initialised modules: nothing is fetched.
 import "./widget.css";
+import { markOutput } from "./view/host.js";
 
 export const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -30,7 +31,11 @@ export function loadView() {
 async function render({ model, el }) {
   const { createView } = await loadView();
   const view = createView(model, el);
-  return () => view.destroy();
+  const unmark = markOutput(el); // the saved twin next to a live view is hidden (view/host.js)
+  return () => {
+    unmark();
+    view.destroy();
+  };
 }
 
 export default { render };
