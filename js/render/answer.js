@@ -9,8 +9,12 @@
 // The result equals one render of the whole text (js/answer-incremental.test.js checks split points).
 import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitizeEach, tokensToHtml } from "../markdown.js";
 
-/** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
-export const ANSWER_SLICE = 6000;
+/**
+ * Characters of complete blocks rendered per task when a view is far behind: a view that opens on a long
+ * answer, or the first render of a stream whose text piled up while the view loaded. In Chromium, warm,
+ * 3,000 characters of the §4 benchmark's Markdown took 7–35 ms and 6,000 took 20–45 ms (BENCHMARKS.md §4).
+ */
+export const ANSWER_SLICE = 3000;
 
 /** The class of the tail's last element: the streaming caret is drawn after it. */
 export const CARET_CLASS = "agentcell-caret-at";
