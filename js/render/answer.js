@@ -50,6 +50,7 @@ export class AnswerView {
   reset() {
     this.generation++; // a deferred catch-up of an earlier text does nothing
     this.behind = false;
+    this.scheduled = false; // a deferred step is pending
     this.el.replaceChildren();
     this.committed = ""; // the text rendered into chunks (a prefix of the text)
     this.chunks = []; // {el, src, key (refKey of src, when it has a "["), known (labels known when rendered), renders}
@@ -82,7 +83,25 @@ export class AnswerView {
     if (this.final || !text.startsWith(this.committed)) this.reset();
     this.text = text;
     this.final = final;
-    this.step();
+    // Far behind (a view that opens on a long answer, or the text that piled up while the view loaded):
+    // every slice is rendered in a task of its own, the first one too. This update runs in an animation
+    // frame, whose style and layout follow in the same task: a slice there made that task long.
+    if (this.defer !== null && text.length - this.committed.length > this.slice) this.later();
+    else this.step();
+  }
+
+  /** Render the next slice in a deferred task (once; the task reads the text as it is then). */
+  later() {
+    this.behind = true;
+    this.tail.toggleAttribute("data-pending", true); // the rest is not shown yet
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const generation = this.generation;
+    this.defer(() => {
+      if (this.generation !== generation) return; // a deferred slice of an earlier text does nothing
+      this.scheduled = false;
+      if (this.behind) this.step();
+    });
   }
 
   /** Render what changed since the last step (or, when far behind, the next slice of it). */
@@ -105,12 +124,7 @@ export class AnswerView {
     this.tail.lastElementChild?.classList.add(CARET_CLASS);
     this.tail.toggleAttribute("data-pending", behind); // the rest is not shown yet
     this.behind = behind || this.stale.length > 0;
-    if (this.behind) {
-      const generation = this.generation;
-      this.defer(() => {
-        if (this.generation === generation && this.behind) this.step();
-      });
-    }
+    if (this.behind) this.later();
   }
 
   /** Commit the complete blocks within the next `slice` characters; false if that made no progress. */
