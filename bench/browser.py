@@ -282,7 +282,8 @@ def _long_frames(frames: list[dict[str, Any]], end_at: float, t0: float) -> list
         if f["blocking"] <= 0 and f["duration"] - f["render"] <= GOAL_LONG_TASK_MS:
             continue
         when = "end" if f["start"] + f["duration"] >= end_at else "during"
-        scripts = "; ".join(f"{x['invoker'][:60]} {x['fn']} {x['ms']} ms (forced layout {x['forced_layout_ms']})"
+        scripts = "; ".join(f"{x['invoker'][:60]} {x['fn']} [{x.get('url', '')[-24:]}] {x['ms']} ms "
+                            f"(forced layout {x['forced_layout_ms']})"
                             for x in f["scripts"] if x["ms"] >= 2)
         out.append(f"{when} at {(f['start'] - t0) / 1000:.2f} s, {f['duration']:.0f} ms (render {f['render']:.0f}): "
                    f"{scripts or 'no script'}")
