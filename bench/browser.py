@@ -270,20 +270,23 @@ def observe(page: Any, cdp: Any, start: Any, wait_done: Any, *, kind: str) -> di
         "style_s": round(busy["RecalcStyleDuration"], 3),
         "heap_growth_mb": round(busy["JSHeapUsedSize"] / 1e6, 1),
         "main_thread_busy_fraction": round(busy["TaskDuration"] / (wall + 3.0), 3),
-        "long_frames": _long_frames(bench["frames"], end_at),
+        "long_frames": _long_frames(bench["frames"], end_at, t0),
     }
 
 
-def _long_frames(frames: list[dict[str, Any]], end_at: float) -> list[str]:
-    """Each animation frame with a task over the goal: when, how long, rendering, and the scripts it ran."""
+def _long_frames(frames: list[dict[str, Any]], end_at: float, t0: float) -> list[str]:
+    """Each animation frame with a task over the goal: when (s after the cell was run), how long, rendering,
+    and the scripts it ran."""
     out = []
     for f in frames:
         if f["blocking"] <= 0 and f["duration"] - f["render"] <= GOAL_LONG_TASK_MS:
             continue
         when = "end" if f["start"] + f["duration"] >= end_at else "during"
-        scripts = "; ".join(f"{x['invoker'][:60]} {x['fn']} {x['ms']} ms (forced layout {x['forced_layout_ms']})"
+        scripts = "; ".join(f"{x['invoker'][:60]} {x['fn']} [{x.get('url', '')[-24:]}] {x['ms']} ms "
+                            f"(forced layout {x['forced_layout_ms']})"
                             for x in f["scripts"] if x["ms"] >= 2)
-        out.append(f"{when} {f['duration']:.0f} ms (render {f['render']:.0f}): {scripts or 'no script'}")
+        out.append(f"{when} at {(f['start'] - t0) / 1000:.2f} s, {f['duration']:.0f} ms (render {f['render']:.0f}): "
+                   f"{scripts or 'no script'}")
     return out
 
 

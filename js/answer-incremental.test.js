@@ -242,6 +242,26 @@ describe("a view that opens on a long answer renders it a slice per task", () =>
     expect(shownHtml(el)).toBe(fullHtml(text));
   });
 
+  it("the update that finds the view far behind (an animation frame) renders nothing itself", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn) });
+    view.update(text.slice(0, 500), false);
+    const renders = view.renders;
+    view.update(text.slice(0, 9000), false);
+    view.update(text.slice(0, 9500), false); // still behind: no second deferred task
+    expect(view.renders).toBe(renders);
+    expect(queue.length).toBe(1);
+    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(true);
+    while (queue.length) queue.shift()();
+    expect(view.renders).toBeGreaterThan(renders);
+    expect(el.querySelector(".agentcell-md-tail").hasAttribute("data-pending")).toBe(false);
+    expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 9500)));
+    view.update(text.slice(0, 9600), false); // caught up: a small update renders at once
+    expect(queue.length).toBe(0);
+    expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 9600)));
+  });
+
   it("a deferred slice of a replaced text does nothing", () => {
     const el = document.createElement("div");
     const queue = [];

@@ -295,3 +295,43 @@ export function htmlDepth(tokens, depth) {
 export function refKey(text) {
   return text.replace(/\s+/g, " ").toLowerCase().toUpperCase().toLowerCase().replace(/\u03c2/g, "\u03c3");
 }
+
+/** A short answer made of what answers are made of: heading, emphasis, code, a link, a list, a fence, a table, a quote. */
+const WARM_SAMPLE =
+  "## Warm-up\n\nA paragraph with *emphasis*, **bold**, `code` and a [link](https://example.org/ \"t\").\n\n" +
+  "- one\n- two with [a ref][r]\n\n1. first\n2. second\n\n```python\ndef f(x):\n    return x\n```\n\n" +
+  "| a | b |\n|---|---|\n| 1 | 2 |\n\n> quoted ~~text~~ <https://example.org>\n\n[r]: https://example.org/r\n";
+
+let warmed = null;
+
+/**
+ * Run each of marked's regular expressions of one grammar on the sample, twice: V8 compiles a regular
+ * expression on its first run and to native code on the next. Those of the GFM grammar were ~30 ms of
+ * the cold start (the longest: 1,300 characters of pattern); compiled here, a piece at a time, not in
+ * the first render. `lastIndex` is put back (marked relies on it for its global ones).
+ */
+function compileRules(rules) {
+  for (const re of Object.values(rules ?? {})) {
+    if (!(re instanceof RegExp)) continue;
+    const at = re.lastIndex;
+    re.exec(WARM_SAMPLE);
+    re.exec(WARM_SAMPLE);
+    re.lastIndex = at;
+  }
+}
+
+/**
+ * The Markdown path run once on a small sample, one step per call, so the first real render does not pay
+ * for a cold start. Cold, V8 compiles each function and each of marked's regular expressions on first use
+ * and DOMPurify sets itself up: in Chromium the first render of 6,000 characters of streamed Markdown took
+ * 134 ms, the next ones 26–38 ms (BENCHMARKS.md §4). widget.js runs the steps in tasks of their own while
+ * the view loads. Each step is a piece of the work `AnswerView.step` does; the results are dropped.
+ */
+export const warmUpSteps = [
+  () => sanitizerWorks(),
+  () => compileRules(Lexer.rules.block.gfm),
+  () => compileRules(Lexer.rules.inline.gfm),
+  () => completeBlocks(WARM_SAMPLE, false),
+  () => (warmed = lexMarkdown(WARM_SAMPLE, Object.create(null))),
+  () => sanitizeEach([tokensToHtml(warmed ?? lexMarkdown(WARM_SAMPLE, Object.create(null)))]),
+];

@@ -21,9 +21,9 @@ const LAYERS = [
   ["teach/", ["teach/", "state.js", "format.js", "render/", "../src/agentcell/teaching.json"]],
   ["view/", ["view/", "state.js", "format.js", "render/", "transcript.js", "teach/"]],
   ["view.js", ["view/", "state.js", "render/dom.js", "transcript.js"]],
-  ["widget.js", ["view.js", "markdown.js", "widget.css"]],
+  ["widget.js", ["view.js", "view/host.js", "markdown.js", "widget.css"]],
   ["batch/", ["batch/", "view.js", "format.js", "render/dom.js"]],
-  ["batch.js", ["batch/", "widget.css"]],
+  ["batch.js", ["batch/", "view/host.js", "widget.css"]],
 ];
 
 function sources(dir = JS) {

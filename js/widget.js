@@ -1,11 +1,12 @@
 // anywidget entry: `export default { render }`. See view.js for the wiring and state.js for the reducer.
 //
 // The heavy parts of the bundle are evaluated lazily, each in a task of its own, when the first view
-// renders: marked and DOMPurify (markdown.js), then the view. Evaluated with the module they were one
+// renders: marked and DOMPurify (markdown.js), a warm-up of the Markdown path, then the view. Evaluated with the module they were one
 // task of ~45 ms (marked builds its grammar's regular expressions when it is evaluated), and the first
 // render ran in the same task (BENCHMARKS.md §4). esbuild bundles the `import()`s into this one file as
 // lazily initialised modules: nothing is fetched.
 import "./widget.css";
+import { markOutput } from "./view/host.js";
 
 export const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -21,16 +22,25 @@ export async function inTasks(steps, yieldTask = nextTask) {
 
 let loading = null;
 
-/** The view module, loaded once: markdown.js evaluated in one task, view.js in the next. */
+/**
+ * The view module, loaded once: markdown.js evaluated in one task, its warm-up steps (a small sample
+ * through marked and DOMPurify, so the first render of a streaming answer does not pay a cold start) one
+ * task each, then view.js in the next.
+ */
 export function loadView() {
-  loading ??= inTasks([() => import("./markdown.js"), () => import("./view.js")]);
+  loading ??= inTasks([() => import("./markdown.js")])
+    .then((md) => inTasks([...md.warmUpSteps, () => import("./view.js")]));
   return loading;
 }
 
 async function render({ model, el }) {
   const { createView } = await loadView();
   const view = createView(model, el);
-  return () => view.destroy();
+  const unmark = markOutput(el); // the saved twin next to a live view is hidden (view/host.js)
+  return () => {
+    unmark();
+    view.destroy();
+  };
 }
 
 export default { render };

@@ -9,8 +9,12 @@
 // The result equals one render of the whole text (js/answer-incremental.test.js checks split points).
 import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitizeEach, tokensToHtml } from "../markdown.js";
 
-/** Characters of complete blocks rendered per task when a view is far behind (~20 ms here; see BENCHMARKS.md). */
-export const ANSWER_SLICE = 6000;
+/**
+ * Characters of complete blocks rendered per task when a view is far behind: a view that opens on a long
+ * answer, or the first render of a stream whose text piled up while the view loaded. In Chromium, warm,
+ * 3,000 characters of the §4 benchmark's Markdown took 7–35 ms and 6,000 took 20–45 ms (BENCHMARKS.md §4).
+ */
+export const ANSWER_SLICE = 3000;
 
 /** The class of the tail's last element: the streaming caret is drawn after it. */
 export const CARET_CLASS = "agentcell-caret-at";
@@ -46,6 +50,7 @@ export class AnswerView {
   reset() {
     this.generation++; // a deferred catch-up of an earlier text does nothing
     this.behind = false;
+    this.scheduled = false; // a deferred step is pending
     this.el.replaceChildren();
     this.committed = ""; // the text rendered into chunks (a prefix of the text)
     this.chunks = []; // {el, src, key (refKey of src, when it has a "["), known (labels known when rendered), renders}
@@ -78,7 +83,25 @@ export class AnswerView {
     if (this.final || !text.startsWith(this.committed)) this.reset();
     this.text = text;
     this.final = final;
-    this.step();
+    // Far behind (a view that opens on a long answer, or the text that piled up while the view loaded):
+    // every slice is rendered in a task of its own, the first one too. This update runs in an animation
+    // frame, whose style and layout follow in the same task: a slice there made that task long.
+    if (this.defer !== null && text.length - this.committed.length > this.slice) this.later();
+    else this.step();
+  }
+
+  /** Render the next slice in a deferred task (once; the task reads the text as it is then). */
+  later() {
+    this.behind = true;
+    this.tail.toggleAttribute("data-pending", true); // the rest is not shown yet
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const generation = this.generation;
+    this.defer(() => {
+      if (this.generation !== generation) return; // a deferred slice of an earlier text does nothing
+      this.scheduled = false;
+      if (this.behind) this.step();
+    });
   }
 
   /** Render what changed since the last step (or, when far behind, the next slice of it). */
@@ -101,12 +124,7 @@ export class AnswerView {
     this.tail.lastElementChild?.classList.add(CARET_CLASS);
     this.tail.toggleAttribute("data-pending", behind); // the rest is not shown yet
     this.behind = behind || this.stale.length > 0;
-    if (this.behind) {
-      const generation = this.generation;
-      this.defer(() => {
-        if (this.generation === generation && this.behind) this.step();
-      });
-    }
+    if (this.behind) this.later();
   }
 
   /** Commit the complete blocks within the next `slice` characters; false if that made no progress. */

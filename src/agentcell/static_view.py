@@ -38,11 +38,15 @@ PLAIN_NOTE = "The rest of this answer ({n:,} characters) is shown as plain text 
 # <style> (GitHub, sanitizers) still get readable semantic HTML. The first rule hides the widget
 # output just before this one when it holds no rendered view (JupyterLab without a kernel shows
 # "Loading widget..." there; nbconvert without the widget CDNs shows nothing); a transcript shown on
-# its own (`data-alone`, `static_transcript()`) hides nothing. Outside JupyterLab the fallbacks
+# its own (`data-alone`, `static_transcript()`) hides nothing. A live view marks its output with
+# `data-agentcell-view` (js/view/host.js): no `:has(.agentcell)`, which would visit the whole view
+# (a long answer's every element) each time the browser checks it, and only child combinators
+# inside `:has()` (JupyterLab and nbconvert put an HTML output's markup right in
+# `.jp-OutputArea-output`). Outside JupyterLab the fallbacks
 # inherit the page's colours, so marimo's dark theme and nbconvert's light page both read well.
 _CSS = """
-.jp-OutputArea-child:has(+ .jp-OutputArea-child .agentcell-static:not(:empty):not([data-alone])):not(
- :has(.agentcell)){display:none}
+.jp-OutputArea-child:not([data-agentcell-view]):has(+ .jp-OutputArea-child > .jp-OutputArea-output >
+ .agentcell-static:not(:empty):not([data-alone])){display:none}
 .agentcell-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
  color:var(--jp-ui-font-color1,inherit);border:1px solid var(--jp-border-color2,rgba(128,128,128,.4));
  border-radius:6px;padding:8px 12px;max-width:100%;overflow-wrap:anywhere}

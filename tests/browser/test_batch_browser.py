@@ -50,6 +50,14 @@ def test_batch_rows_fill_live_a_row_opens_and_stop_stops_everything(lab: Lab, pa
     expect(widget).to_have_attribute("data-status", "stopped", timeout=10_000)
     expect(widget.locator(".agentcell-batch-counts")).to_contain_text("not started")
     screenshot(page, "batch-in-browser.png")
+    # The saved twin (the batch as HTML, for readers without a kernel) is hidden next to the live view,
+    # also once the row's run view (a view of its own inside the batch's) is closed.
+    twin = cell(page, 1).locator(".agentcell-static")
+    expect(twin).to_have_attribute("data-status", "stopped", timeout=10_000)
+    expect(twin).to_be_hidden()
+    widget.get_by_role("button", name="Close this row's run view").click()
+    expect(detail).to_be_hidden()
+    expect(twin).to_be_hidden()
 
     run_cell(page, 2)
     wait_cell_done(page, 2)
