@@ -36,7 +36,7 @@ from typing import Any, Literal, Protocol
 from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
-from pydantic_ai.toolsets import WrapperToolset
+from pydantic_ai.toolsets import FunctionToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 Answers = Literal["text", "checked", "typed"]
@@ -165,24 +165,30 @@ class SlotAgents:
         return agent
 
 
+OWN_TOOLSET = "_function_toolset"
+"""pydantic-ai's private attribute for an agent's own function toolset (2.60–2.68 checked)."""
+
+
 def _build(
     tools: Sequence[Tool[Any]], *, deps_type: type[Any], name: str | None, retries: int, approvals: bool
 ) -> Agent[Any, Any]:
-    agent: Agent[Any, Any] = Agent(
-        None,  # each run passes its model (the run's `SlotModel`)
-        tools=list(tools),
-        output_type=str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)
-        deps_type=deps_type,
-        name=name,
-        retries=retries,
-        capabilities=[_Approvals()] if approvals else None,
-    )
-    if tools:
-        # The agent's own function toolset, wrapped in place: pydantic-ai combines the agent's toolsets
-        # (its function toolset first, always) and gathers two or more in new tasks on every step, so the
-        # wrapper cannot be a second toolset beside an empty function toolset. `_function_toolset` is
-        # pydantic-ai's private attribute; tests/engine/test_round_costs.py pins that calls still reach
-        # `SlotCalls` through it and that no task per step comes back.
-        own = agent._function_toolset
-        agent._function_toolset = SlotToolset(own)  # type: ignore[assignment]
-    return agent
+    settings: dict[str, Any] = {
+        "output_type": str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)
+        "deps_type": deps_type,
+        "name": name,
+        "retries": retries,
+        "capabilities": [_Approvals()] if approvals else None,
+    }
+    agent: Agent[Any, Any] = Agent(None, tools=list(tools), **settings)  # each run passes its model (`SlotModel`)
+    if not tools:
+        return agent
+    # The agent's own function toolset, wrapped in place: pydantic-ai combines the agent's toolsets (its function
+    # toolset first, always) and gathers two or more in new tasks on every step, so the wrapper cannot be a second
+    # toolset beside an empty function toolset. tests/engine/test_round_costs.py pins that calls still reach
+    # `SlotCalls` through it and that no task per step comes back.
+    own = getattr(agent, OWN_TOOLSET, None)
+    if isinstance(own, FunctionToolset):
+        setattr(agent, OWN_TOOLSET, SlotToolset(own))
+        return agent
+    # A pydantic-ai that keeps it elsewhere: the same wrapper as a toolset of its own (a task more per step).
+    return Agent(None, toolsets=[SlotToolset(FunctionToolset(list(tools)))], **settings)

@@ -45,12 +45,34 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
-from pydantic_ai._genai_prices import fill_response_cost
+from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.models._continuation import merge_responses
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+
+# Two private pydantic-ai helpers (2.60–2.68 checked). A release that moves them must not break every run:
+# without the first, a request's event carries the cost the provider reported (pydantic-ai still fills the
+# run's record); without the second, only a provider's suspended response (continuation segments) fails.
+try:
+    from pydantic_ai._genai_prices import fill_response_cost
+except ImportError:
+
+    def fill_response_cost(response: ModelResponse) -> None:
+        """Stands in for pydantic-ai's cost filling where that is not found."""
+
+
+try:
+    from pydantic_ai.models._continuation import merge_responses
+except ImportError:
+
+    def merge_responses(existing: ModelResponse, new: ModelResponse) -> ModelResponse:
+        """Stands in for pydantic-ai's merge of continuation segments where that is not found."""
+        raise UnexpectedModelBehavior(
+            "the provider suspended its response, and this pydantic-ai version has no way agentcell knows of to "
+            "join its segments; use pydantic-ai 2.60 to 2.68"
+        )
+
 
 if TYPE_CHECKING:
     from .requests import SlotRequests
