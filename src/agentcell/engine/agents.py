@@ -191,4 +191,4 @@ def _build(
         setattr(agent, OWN_TOOLSET, SlotToolset(own))
         return agent
     # A pydantic-ai that keeps it elsewhere: the same wrapper as a toolset of its own (a task more per step).
-    return Agent(None, toolsets=[SlotToolset(FunctionToolset(list(tools)))], **settings)
+    return Agent(None, toolsets=[SlotToolset(FunctionToolset(list(tools), max_retries=retries))], **settings)
