@@ -319,8 +319,8 @@ class _Sink:
     def _release(self) -> None:
         """At the run's end, drop the references that close cycles (the run's state holds `emit`, the
         coalescer `_deliver` and the slots' watchers), so the run's objects are freed when the last
-        reference to them goes, not by the cycle collector: a batch row left ~120 objects in cycles,
-        and the collector's passes over them cost a quarter of the row's CPU (BENCHMARKS §7d)."""
+        reference to them goes, not by a later pass of the cycle collector (a batch row left ~120 objects
+        in cycles; BENCHMARKS §7d)."""
         self.state = None
         self.text.release()
 
