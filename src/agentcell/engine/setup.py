@@ -306,13 +306,11 @@ class _Sink:
         self._log.append(event)
         if replaced:
             self._report_scrubbed(event, replaced)
-        if self.journal is None:
-            if self._ended:
-                self._release()
-            return
-        self.journal.event(event)  # never raises: a full disk, the size cap… stop it and say why
-        if self.journal.stopped is not None:
-            self._detach_journal(self.journal.stopped, say=not isinstance(event, ProcessingComplete))
+        journal = self.journal
+        if journal is not None:
+            journal.event(event)  # never raises: a full disk, the size cap… stop it and say why
+            if journal.stopped is not None:
+                self._detach_journal(journal.stopped, say=not self._ended)
         if self._ended:
             self._release()
 
