@@ -278,3 +278,17 @@ async def test_a_finished_run_leaves_none_of_its_objects_in_reference_cycles() -
     few, many = await _engine_objects_in_cycles(2), await _engine_objects_in_cycles(12)
     assert many == few
     assert "RunState" not in many and "_Sink" not in many
+
+
+def test_usage_json_is_every_field_of_usage_without_asdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's ending converts its usage several times; the dict is built field by field, so a field added
+    to `Usage` must be added there too (this fails then), and `dataclasses.asdict` is not called."""
+    import dataclasses
+
+    from agentcell.usage import Usage
+
+    usage = Usage(requests=3, tool_calls=2, input_tokens=40, output_tokens=7, cost=0.25)
+    expected = dataclasses.asdict(usage)
+    monkeypatch.setattr(dataclasses, "asdict", lambda *_a, **_k: pytest.fail("asdict called"))
+    assert wire.usage_json(usage) == expected
+    assert list(wire.usage_json(Usage())) == [f.name for f in dataclasses.fields(Usage)]
