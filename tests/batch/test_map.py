@@ -129,3 +129,41 @@ def test_map_takes_every_run_option_but_the_per_run_ones_then_the_batch_options(
     defaults = RunOptions()
     for p in params[2 : 2 + len(fields)]:
         assert p.default == getattr(defaults, p.name), p.name
+
+
+async def test_the_batch_usage_of_running_rows_reads_no_transcript(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's progress reads `usage` on every flush: the running rows' totals come from their runs as
+    announced (`Run.usage`), equal to their transcripts' totals, without reducing a transcript."""
+    from agentcell.engine.eventlog import EventLog
+    from agentcell.usage import Usage
+
+    reductions: list[int] = []
+    reduce = EventLog._reduce
+    monkeypatch.setattr(EventLog, "_reduce", lambda self: (reductions.append(1), reduce(self))[1])
+
+    @readonly
+    async def fetch(word: str) -> str:
+        """Fetch the page for a word."""
+        await asyncio.sleep(0.02)  # the row runs on after its first request's usage is known
+        return f"page of {word}"
+
+    model = calling("fetch", "word", then=lambda returns: returns[-1].upper())
+    batch = map("SHOUT: {{ item }} [[answer|use_tools=true]]", WORDS[:24], model=model, tools=[fetch], concurrency=8,
+                journal=False)
+    compared = 0
+    while not batch.done:
+        await asyncio.sleep(0.005)
+        reductions.clear()
+        usage = batch.usage
+        assert reductions == []
+        with_transcripts = batch._spent
+        for run in list(batch.runs.values()):
+            u = run.transcript.usage
+            with_transcripts = with_transcripts + Usage(**{k: u[k] for k in ("requests", "tool_calls", "input_tokens",
+                                                                            "output_tokens", "cost")})
+        if batch.runs and usage.requests > batch._spent.requests:
+            assert usage == with_transcripts
+            compared += 1
+    assert compared > 0  # some samples caught rows that had spent something and were still running
+    result = await batch
+    assert batch.usage == result.usage and result.usage.requests == 48 and result.usage.tool_calls == 24

@@ -130,9 +130,7 @@ class Batch:
         """Totals over the rows that ended, plus what the running rows spent so far."""
         total = self._spent
         for run in list(self.runs.values()):
-            u = run.transcript.usage
-            total = total + Usage(requests=u["requests"], tool_calls=u["tool_calls"], input_tokens=u["input_tokens"],
-                                  output_tokens=u["output_tokens"], cost=u["cost"])
+            total = total + run.usage
         return total
 
     def events_of(self, index: int) -> tuple[Event, ...] | None:

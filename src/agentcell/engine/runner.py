@@ -26,6 +26,7 @@ from ..events import (
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
+from ..usage import Usage
 from .budget import limits_event
 from .eventlog import EventLog
 from .execute import Executor
@@ -72,6 +73,12 @@ class Run:
 
         Resumed segments reduce into the same transcript, each from its own log: read it from the latest."""
         return self._next.transcript if self._next is not None else self._log.transcript
+
+    @property
+    def usage(self) -> Usage:
+        """The run's usage so far, every segment included, as its events announced it (the transcript's
+        totals without reducing the transcript: a batch reads every running row's on each progress update)."""
+        return self._next.usage if self._next is not None else self._state.usage.reported
 
     @property
     def status(self) -> RunStatus | str:

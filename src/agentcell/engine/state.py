@@ -72,6 +72,11 @@ class UsageBook:
             total = total + usage
         return total
 
+    @property
+    def reported(self) -> Usage:
+        """The total as last announced in a `UsageUpdated` event: what the run's transcript shows."""
+        return self._reported
+
     def update(self, slot: str, usage: RunUsage) -> None:
         """Record `slot`'s usage so far; emit `UsageUpdated` when the run total changed."""
         self._by_slot[slot] = to_usage(usage)
