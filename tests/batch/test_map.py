@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -167,3 +168,43 @@ async def test_the_batch_usage_of_running_rows_reads_no_transcript(monkeypatch: 
     assert compared > 0  # some samples caught rows that had spent something and were still running
     result = await batch
     assert batch.usage == result.usage and result.usage.requests == 48 and result.usage.tool_calls == 24
+
+
+async def test_an_in_kernel_batch_starts_each_row_from_the_previous_rows_end_without_a_task_of_its_own() -> None:
+    """Rows are engine runs started from the end of the row before (`Batch._fill`): no driver task and no
+    task per row, whose wake-ups would each cost a loop turn between one row's end and the next one's start."""
+    loop = asyncio.get_running_loop()
+    tasks: list[asyncio.Future[Any]] = []
+    factory = loop.get_task_factory()
+
+    def recording(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        task = asyncio.Task(coro, loop=loop, **kwargs) if factory is None else factory(loop, coro, **kwargs)
+        tasks.append(task)  # named by `create_task` after the factory returns: read the names at the end
+        return task
+
+    loop.set_task_factory(recording)  # type: ignore[arg-type]
+    try:
+        result = await map(TEMPLATE, WORDS[:40], model=Shouter().model, concurrency=4, journal=False)
+    finally:
+        loop.set_task_factory(factory)
+    names = [t.get_name() for t in tasks if isinstance(t, asyncio.Task)]
+    assert [r.status for r in result.rows] == ["completed"] * 40
+    assert not [n for n in names if n.startswith(("agentcell-batch-row", "agentcell-batch-driver"))]
+    assert sum(n.startswith("agentcell-run-") for n in names) == 40
+    assert names.count("agentcell-batch") == 1
+
+
+async def test_stop_during_a_shared_pause_ends_the_batch_at_once_with_nothing_left_waiting() -> None:
+    """A 429's pause holds back every row not yet started; a Stop in it ends the batch without waiting
+    the pause out, and the task that waited for it is gone."""
+    batch = map(TEMPLATE, WORDS[:6], model=Shouter().model, concurrency=2, journal=False)
+    batch.throttle.rate_limited(30.0)  # before the batch's first step: no row may start for 30 s
+    await asyncio.sleep(0.05)
+    assert [r.status for r in batch.rows] == ["pending"] * 6
+    waiting = [t for t in asyncio.all_tasks() if t.get_name() == "agentcell-batch-pause"]
+    assert len(waiting) == 1
+    batch.cancel()
+    result = await asyncio.wait_for(batch.wait(), 5)
+    assert [r.status for r in result.rows] == ["not_started"] * 6 and result.status == "stopped"
+    await asyncio.sleep(0)
+    assert waiting[0].done()

@@ -1,10 +1,12 @@
 """`Batch`: one template over many rows, concurrently on the running loop (SPEC §3.12).
 
-A driver task starts rows in input order while fewer than `concurrency` run (a semaphore) and the
-shared `Throttle` is not paused; each row is one engine run, started from one `engine.prepare` of the
-template and options (rows share the compiled template, the tools and the slots' agents), so a row has every
-feature of a single run (tools, budgets, guards, journal) and its own transcript. A row that fails
-is a row with `status="failed"`; the batch goes on. `cancel()` (Stop, thread-safe) stops the driver
+Rows start in input order while fewer than `concurrency` run and the shared `Throttle` is not paused:
+at the start, and from each row's end (`_fill`), so the next row starts in the step its predecessor
+ended in, with no driver task to wake and no task per row. A row is one engine run, started from one
+`engine.prepare` of the template and options (rows share the compiled template, the tools and the slots'
+agents), so a row has every feature of a single run (tools, budgets, guards, journal) and its own
+transcript; on Dask a row is a task awaiting the row's runner. A row that fails is a row with
+`status="failed"`; the batch goes on. `cancel()` (Stop, thread-safe) starts no more rows
 (pending rows are never started: they end `not_started`) and stops every running row (its provider
 request is closed; the row ends `stopped`). `--max-cost` stops starting rows once the known cost
 passes it. Finished rows are appended to the template's manifest (`resume.py`), which `resume=True`
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -36,7 +38,7 @@ from .results import BatchResult, RowResult, RowStatus
 from .resume import DONE, Manifest, journal_folder, read_finished
 from .throttle import Throttle
 
-RowRunner = Callable[[Row, str], Awaitable[RowResult]]
+RowRunner = Callable[[Row, str], Coroutine[Any, Any, RowResult]]
 """Runs one row under a run id to its `RowResult` (in this kernel, or on a Dask worker)."""
 Watcher = Callable[[RowResult], None]
 
@@ -53,6 +55,19 @@ class BatchOptions:
     """Keep the input columns in the results table."""
     resume: bool = False
     """Skip rows an earlier batch over the same template finished (same row content)."""
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _run_result(run: Run, running: RowResult) -> RowResult:
+    """A finished row from its engine run (a run cancelled before its first step has no result: stopped)."""
+    result = run.result
+    if result is None:
+        return replace(running, status="stopped", error="stopped")
+    return replace(running, status=result.status, results=dict(result.results), error=result.error,
+                   usage=result.usage)
 
 
 class Batch:
@@ -88,22 +103,32 @@ class Batch:
         self.started_at = time.monotonic()
         self.view: Any = None
         """The widget showing this batch, if any (set by the kernel glue)."""
-        self._stopping = False
+        self._closed = False
+        """No more rows start (all started, Stop, or the cost ceiling)."""
         self._spent = Usage()
         """Usage of the rows that ended (kept as a running total: `usage` is read on every flush)."""
         self._inputs = list(rows)
         self._manifest = manifest
-        self._runner = runner or self._run_here
+        self._runner = runner
+        """Runs a row elsewhere (Dask); `None`: rows are engine runs in this kernel."""
+        self._capacity = max(1, batch.concurrency)
+        self._running = 0
+        self._next = 0
+        """Position in the inputs of the next row to consider starting."""
+        self._idle = asyncio.Event()
+        """Set once no row runs and none will start."""
+        self._pause: asyncio.Task[None] | None = None
+        """Waits out the throttle's pause, then starts rows again (exists only during a pause)."""
         self._watchers: list[Watcher] = []
         self._finished: list[int] = []
         self._waiter = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[RowResult]] = set()
+        """The running rows' tasks, when a runner runs them elsewhere (Dask)."""
         self._result: BatchResult | None = None
         self._prepared: Prepared | None = None
         """The template and options checked once for every row (its rows share their tools and agents)."""
         self._loop = asyncio.get_running_loop()
         self._restore_done(manifest)
-        self._driver = self._loop.create_task(self._drive(), name="agentcell-batch-driver")
         self._task = self._loop.create_task(self._main(), name="agentcell-batch")
 
     # ---- reading ---------------------------------------------------------------------------
@@ -197,15 +222,13 @@ class Batch:
             run.cancel()
 
     def _stop(self, reason: str) -> None:
-        self._stopping = True
         if self.reason is None:
             self.reason = reason
-        self._driver.cancel()
+        self._close()
         for run in list(self.runs.values()):
             run.cancel()
         for task in list(self._tasks):
-            if self.engine == "dask":
-                task.cancel()  # a Dask row's task owns its future: cancelling it cancels the future
+            task.cancel()  # a Dask row's task owns its future: cancelling it cancels the future
 
     # ---- driving ---------------------------------------------------------------------------
     def _restore_done(self, manifest: Manifest | None) -> None:
@@ -221,21 +244,42 @@ class Batch:
                 self._finished.append(row.index)
                 self._spent = self._spent + before.usage
 
-    async def _drive(self) -> None:
-        """Start every row that is not done, in order, at most `concurrency` at once."""
-        gate = asyncio.Semaphore(max(1, self.settings.concurrency))
-        for row in self._inputs:
-            if self.rows[row.index].finished:
-                continue
-            await gate.acquire()
-            await self.throttle.ready()
-            if self._over_budget():
-                gate.release()
+    def _fill(self) -> None:
+        """Start pending rows, in input order, while fewer than `concurrency` run, the shared throttle is not
+        paused and the budget holds. Called when the batch starts and when a row ends, so the next row starts
+        in the same step as the last one's end (no driver task to wake, no task per row in this kernel)."""
+        while self._running < self._capacity and not self._closed:
+            while self._next < len(self._inputs) and self.rows[self._inputs[self._next].index].finished:
+                self._next += 1  # done in an earlier batch (`resume`)
+            if self._next >= len(self._inputs):
+                self._closed = True
+            elif self.throttle.paused_for > 0:
+                if self._pause is None:  # a 429 paused the batch: start nothing until the pause is over
+                    self._pause = self._loop.create_task(self._after_pause(), name="agentcell-batch-pause")
                 return
-            self._set(replace(self.rows[row.index], status="running"))
-            task = self._loop.create_task(self._row(row, gate), name=f"agentcell-batch-row-{row.index}")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            elif self._over_budget():
+                self._closed = True
+            else:
+                row = self._inputs[self._next]
+                self._next += 1
+                self._start(row)
+        if self._running == 0 and self._closed:
+            self._idle.set()
+
+    async def _after_pause(self) -> None:
+        try:
+            await self.throttle.ready()
+        finally:
+            self._pause = None
+        self._fill()
+
+    def _close(self) -> None:
+        """Start no more rows (Stop, the cost ceiling); the batch ends once the running rows have."""
+        self._closed = True
+        if self._pause is not None:
+            self._pause.cancel()
+        if self._running == 0:
+            self._idle.set()
 
     def _over_budget(self) -> bool:
         limit = self.settings.max_cost
@@ -247,41 +291,44 @@ class Batch:
             return True
         return False
 
-    async def _row(self, row: Row, gate: asyncio.Semaphore) -> None:
+    def _start(self, row: Row) -> None:
+        """Start one row: an engine run in this kernel, or a task awaiting the row's runner (Dask)."""
         run_id = uuid.uuid4().hex[:12]
-        if self._stopping:  # stopped between this task's creation and its first step: it never started
-            gate.release()
-            self._finish(replace(self.rows[row.index], status="not_started", error=self.reason))
+        self._running += 1
+        running = replace(self.rows[row.index], status="running", run_id=run_id)
+        if self._runner is not None:
+            self._set(running)
+            task = self._loop.create_task(self._runner(row, run_id), name=f"agentcell-batch-row-{row.index}")
+            self._tasks.add(task)
+            task.add_done_callback(lambda t: self._ended(row, self._task_result(t, running)))
             return
-        try:
-            result = await self._runner(row, run_id)
-        except asyncio.CancelledError:
-            result = replace(self.rows[row.index], status="stopped", error="stopped", run_id=run_id)
-        except Exception as exc:  # the row's boundary: one row's failure is that row's, never the batch's
-            result = replace(self.rows[row.index], status="failed", error=f"{type(exc).__name__}: {exc}",
-                             run_id=run_id)
-        finally:
-            gate.release()
-            self.runs.pop(row.index, None)
-        self._finish(result)
-
-    async def _run_here(self, row: Row, run_id: str) -> RowResult:
-        """Run one row in this kernel as an engine run."""
-        context = {**(self.options.context or {}), **row.fields}
-        base = self.rows[row.index]
         try:
             if self._prepared is None:
                 self._prepared = prepare(self.template, self.options)
-            run = self._prepared.start(context=context, run_id=run_id)
-        except AgentcellError as exc:
-            return replace(base, status="failed", error=str(exc), run_id=run_id)
+            run = self._prepared.start(context={**(self.options.context or {}), **row.fields}, run_id=run_id)
+        except Exception as exc:  # the row's boundary: one row's failure is that row's, never the batch's
+            self._ended(row, replace(running, status="failed", error=_error(exc)))
+            return
         self.runs[row.index] = run
-        if self._stopping:
-            run.cancel()
-        self._set(replace(base, run_id=run_id))
-        result = await run.wait()
-        return replace(base, status=result.status, results=dict(result.results), error=result.error,
-                       usage=result.usage, run_id=run_id)
+        self._set(running)
+        run.add_done_callback(lambda r: self._ended(row, _run_result(r, running)))
+
+    def _task_result(self, task: asyncio.Task[RowResult], running: RowResult) -> RowResult:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return replace(running, status="stopped", error="stopped")
+        exc = task.exception()
+        return task.result() if exc is None else replace(running, status="failed", error=_error(exc))
+
+    def _ended(self, row: Row, result: RowResult) -> None:
+        """A row ended (called back by its run or task): record it, then start the next rows."""
+        self._running -= 1
+        self.runs.pop(row.index, None)
+        try:
+            self._finish(result)
+        except Exception as exc:  # e.g. the manifest's disk is full: stop, rather than lose rows silently
+            self._stop(f"row {row.index} could not be recorded ({_error(exc)})")
+        self._fill()
 
     def _set(self, row: RowResult) -> None:
         self.rows[row.index] = row
@@ -296,7 +343,7 @@ class Batch:
             self._manifest.write(row)
         self._wake()
         if self.settings.max_cost is not None and self._over_budget():
-            self._driver.cancel()
+            self._close()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, asyncio.Event()
@@ -304,13 +351,11 @@ class Batch:
 
     async def _main(self) -> None:
         try:
-            await asyncio.wait([self._driver])
-            while self._tasks:
-                await asyncio.wait(list(self._tasks))
+            self._fill()
+            await self._idle.wait()
         except asyncio.CancelledError:
             self._stop("stopped")  # the batch's own task was cancelled (kernel shutdown): stop the rows too
-            while self._tasks:
-                await asyncio.wait(list(self._tasks))
+            await self._idle.wait()
             raise
         finally:
             self._end()

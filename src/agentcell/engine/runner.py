@@ -136,6 +136,12 @@ class Run:
     def __await__(self) -> Generator[Any, None, RunResult]:
         return self.wait().__await__()
 
+    def add_done_callback(self, fn: Callable[[Run], None]) -> None:
+        """Call `fn(self)` on the run's loop once the run has ended: no task of the caller's waits for it
+        (a batch starts its next row from here). `result` is set then, unless the run's task was cancelled
+        from outside before its first step (a loop shutting down), which leaves it `None`."""
+        self._task.add_done_callback(lambda _task: fn(self))
+
     def events(self) -> AsyncIterator[Event]:
         """Every event of the run from the first, ending after `ProcessingComplete`."""
         return self._log.follow()
