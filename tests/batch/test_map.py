@@ -208,3 +208,38 @@ async def test_stop_during_a_shared_pause_ends_the_batch_at_once_with_nothing_le
     assert [r.status for r in result.rows] == ["not_started"] * 6 and result.status == "stopped"
     await asyncio.sleep(0)
     assert waiting[0].done()
+
+
+async def test_rows_that_fail_as_they_start_fail_one_by_one_without_nesting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row whose run cannot start is failed where it was to start, and the next one is tried in the same
+    loop: 3,000 such rows nest no calls (a recursion through each row's end would pass Python's limit)."""
+    from agentcell.batch import runner as batch_runner
+
+    class Refusing:
+        def start(self, **_kwargs: Any) -> Any:
+            raise RuntimeError("no run today")
+
+    monkeypatch.setattr(batch_runner, "prepare", lambda *_a, **_k: Refusing())
+    words = [f"w{i}" for i in range(3000)]
+    result = await asyncio.wait_for(map(TEMPLATE, words, model=Shouter().model, concurrency=8, journal=False), 30)
+    assert {r.status for r in result.rows} == {"failed"}
+    assert result.rows[2999].error == "RuntimeError: no run today"
+
+
+async def test_a_watcher_that_raises_stops_the_batch_instead_of_leaving_it_waiting() -> None:
+    """Rows start from callbacks, whose exceptions the loop would only log: one from a row's start stops
+    the batch, which still ends, its running rows stopped and the rest not started."""
+    batch = map(TEMPLATE, WORDS[:30], model=Shouter().model, concurrency=4, journal=False)
+    seen: list[str] = []
+
+    def watcher(row: Any) -> None:
+        seen.append(row.status)
+        if row.index == 9 and row.status == "running":
+            raise ValueError("the view broke")
+
+    batch.watch(watcher)
+    result = await asyncio.wait_for(batch.wait(), 10)
+    assert result.status == "stopped"
+    assert result.reason is not None and "ValueError: the view broke" in result.reason
+    assert {r.status for r in result.rows[10:]} == {"not_started"}
+    assert all(r.finished for r in result.rows)

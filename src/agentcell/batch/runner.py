@@ -271,7 +271,7 @@ class Batch:
             await self.throttle.ready()
         finally:
             self._pause = None
-        self._fill()
+        self._refill()
 
     def _close(self) -> None:
         """Start no more rows (Stop, the cost ceiling); the batch ends once the running rows have."""
@@ -307,11 +307,12 @@ class Batch:
                 self._prepared = prepare(self.template, self.options)
             run = self._prepared.start(context={**(self.options.context or {}), **row.fields}, run_id=run_id)
         except Exception as exc:  # the row's boundary: one row's failure is that row's, never the batch's
-            self._ended(row, replace(running, status="failed", error=_error(exc)))
+            error = str(exc) if isinstance(exc, AgentcellError) else _error(exc)
+            self._record(row, replace(running, status="failed", error=error))  # `_fill`'s loop goes on
             return
         self.runs[row.index] = run
-        self._set(running)
         run.add_done_callback(lambda r: self._ended(row, _run_result(r, running)))
+        self._set(running)
 
     def _task_result(self, task: asyncio.Task[RowResult], running: RowResult) -> RowResult:
         self._tasks.discard(task)
@@ -322,13 +323,24 @@ class Batch:
 
     def _ended(self, row: Row, result: RowResult) -> None:
         """A row ended (called back by its run or task): record it, then start the next rows."""
+        self._record(row, result)
+        self._refill()
+
+    def _record(self, row: Row, result: RowResult) -> None:
         self._running -= 1
         self.runs.pop(row.index, None)
         try:
             self._finish(result)
         except Exception as exc:  # e.g. the manifest's disk is full: stop, rather than lose rows silently
             self._stop(f"row {row.index} could not be recorded ({_error(exc)})")
-        self._fill()
+
+    def _refill(self) -> None:
+        """`_fill` from a callback or the batch's task: what it raises stops the batch (a callback's exception
+        would otherwise be only logged, and the batch would wait for rows nobody starts)."""
+        try:
+            self._fill()
+        except Exception as exc:
+            self._stop(f"the batch could not start its next row ({_error(exc)})")
 
     def _set(self, row: RowResult) -> None:
         self.rows[row.index] = row
@@ -351,7 +363,7 @@ class Batch:
 
     async def _main(self) -> None:
         try:
-            self._fill()
+            self._refill()
             await self._idle.wait()
         except asyncio.CancelledError:
             self._stop("stopped")  # the batch's own task was cancelled (kernel shutdown): stop the rows too
