@@ -243,3 +243,14 @@ async def test_a_watcher_that_raises_stops_the_batch_instead_of_leaving_it_waiti
     assert result.reason is not None and "ValueError: the view broke" in result.reason
     assert {r.status for r in result.rows[10:]} == {"not_started"}
     assert all(r.finished for r in result.rows)
+
+
+async def test_two_followers_each_see_every_row_once() -> None:
+    batch = map(TEMPLATE, WORDS[:40], model=Shouter().model, concurrency=8, journal=False)
+
+    async def follow() -> list[int]:
+        return [row.index async for row in batch]
+
+    first, second = await asyncio.gather(follow(), follow())
+    assert sorted(first) == sorted(second) == list(range(40))
+    assert [row.index async for row in batch] == first  # a follower after the end reads them in the same order

@@ -121,7 +121,8 @@ class Batch:
         """Waits out the throttle's pause, then starts rows again (exists only during a pause)."""
         self._watchers: list[Watcher] = []
         self._finished: list[int] = []
-        self._waiter = asyncio.Event()
+        self._waiter: asyncio.Event | None = None
+        """Set when a row ends or the batch does; exists only while a follower waits (none per row otherwise)."""
         self._tasks: set[asyncio.Task[RowResult]] = set()
         """The running rows' tasks, when a runner runs them elsewhere (Dask)."""
         self._result: BatchResult | None = None
@@ -182,13 +183,14 @@ class Batch:
     async def _follow(self) -> AsyncIterator[RowResult]:
         index = 0
         while True:
-            waiter = self._waiter
             while index < len(self._finished):
                 yield self.rows[self._finished[index]]
                 index += 1
             if self._result is not None:
                 return
-            await waiter.wait()
+            if self._waiter is None:  # made after the last look, with no await between: no end is missed
+                self._waiter = asyncio.Event()
+            await self._waiter.wait()
 
     def __await__(self) -> Generator[Any, None, BatchResult]:
         return self.wait().__await__()
@@ -358,8 +360,9 @@ class Batch:
             self._close()
 
     def _wake(self) -> None:
-        waiter, self._waiter = self._waiter, asyncio.Event()
-        waiter.set()
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            waiter.set()
 
     async def _main(self) -> None:
         try:
