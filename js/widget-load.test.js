@@ -1,6 +1,6 @@
 // The entry's lazy loading (widget.js): the heavy modules are evaluated one per task, once.
 import { describe, expect, it } from "vitest";
-import widget, { inTasks, loadView } from "./widget.js";
+import widget, { inTasks, loadView, MODULE_STEPS } from "./widget.js";
 import { FakeModel } from "./test/fake-model.js";
 
 describe("inTasks", () => {
@@ -26,6 +26,14 @@ describe("inTasks", () => {
 });
 
 describe("loadView", () => {
+  it("evaluates marked, DOMPurify and markdown.js in tasks of their own, markdown.js last", async () => {
+    expect(MODULE_STEPS).toHaveLength(3);
+    const [marked, purify, md] = await Promise.all(MODULE_STEPS.map((step) => step()));
+    expect(typeof marked.Marked).toBe("function");
+    expect(typeof purify.default.sanitize).toBe("function");
+    expect(Array.isArray(md.warmUpSteps)).toBe(true);
+  });
+
   it("loads the view module once, whatever the number of views", async () => {
     const first = loadView();
     expect(loadView()).toBe(first);

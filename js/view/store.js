@@ -33,20 +33,54 @@ export function applyEvents(store, list, reset) {
   return store.state.lastT !== before;
 }
 
+const TABLE_KIND = "shared_texts";
+const REF_KEY = "agentcell_text";
+
+function resolveTexts(value, texts) {
+  if (Array.isArray(value)) return value.map((v) => resolveTexts(v, texts));
+  if (!value || typeof value !== "object") return value;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && keys[0] === REF_KEY && Number.isInteger(value[REF_KEY])) return texts[value[REF_KEY]] ?? "";
+  const out = {};
+  for (const k of keys) out[k] = resolveTexts(value[k], texts);
+  return out;
+}
+
+/**
+ * The events of a `final` trait as Python packed it (src/agentcell/shared_texts.py): a first element
+ * `{kind: "shared_texts", texts, events}` and, in the events it lists, `{agentcell_text: n}` for
+ * `texts[n]` (a long text that occurs more than once travels once). `only` (an index into the
+ * returned events, or null for all): resolve just that event. A list without the table is returned
+ * as it is. The trait's own value is never changed.
+ */
+export function unpackFinal(final, only = null) {
+  const head = Array.isArray(final) ? final[0] : null;
+  if (!head || head.kind !== TABLE_KIND || !Array.isArray(head.texts)) return final;
+  const events = final.slice(1);
+  const holders = Array.isArray(head.events) ? head.events : [];
+  for (const at of holders) {
+    const i = at - 1;
+    if (i >= 0 && i < events.length && (only === null || i === only)) events[i] = resolveTexts(events[i], head.texts);
+  }
+  return events;
+}
+
 /**
  * The `final` trait: every event of the run, the last one carrying the exact transcript. A view that
  * has not seen the run end resets and replays it. A view that has reduces only that last
  * processing_complete again — the same event plus `transcript` — so the reducer keeps everything and
  * records the transcript in `state.extra`. Returns false while there is no final yet.
  */
-export function applyFinal(store, final, reset) {
-  if (!Array.isArray(final) || final.length === 0) return false;
+export function applyFinal(store, packed, reset) {
+  if (!Array.isArray(packed) || packed.length === 0) return false;
   const { state } = store;
   if (!state.ended) {
     reset();
-    applyEvents(store, final, reset);
+    applyEvents(store, unpackFinal(packed), reset);
     return true;
   }
+  const lastAt = packed.length - 1 - (packed[0]?.kind === TABLE_KIND ? 1 : 0);
+  const final = unpackFinal(packed, lastAt);
   const last = final[final.length - 1];
   const same = last && last.kind === "processing_complete" && last.run_id === state.runId && (typeof last.t !== "number" || last.t === state.endT);
   if (same && last.transcript) reduce(state, last);

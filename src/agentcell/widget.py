@@ -39,6 +39,7 @@ import traitlets
 from ._version import __version__
 from .events import Event, ProcessingComplete, RunStarted, ThinkingDelta, TokenDelta
 from .saved_outputs import saved_outputs
+from .shared_texts import pack, unpack
 from .wire import (
     EventLog,
     FrontendMsg,
@@ -76,9 +77,11 @@ class AgentWidget(anywidget.AnyWidget):
 
     status = traitlets.Unicode("idle").tag(sync=True)
     """idle | running | completed | stopped | halted | budget_exhausted | failed"""
-    final = traitlets.List(traitlets.Dict()).tag(sync=True)
+    final = traitlets.List(traitlets.Dict()).tag(sync=True, to_json=pack, from_json=unpack)
     """The complete event log once the run ended (its last event, `processing_complete`, also carries
-    `transcript: {"openai": [...], "pydantic_ai": [...]}` for exact exports); empty while it runs."""
+    `transcript: {"openai": [...], "pydantic_ai": [...]}` for exact exports); empty while it runs.
+    Sent packed: a long text that occurs more than once (the answer: five times) travels once
+    (`shared_texts.py`)."""
     hint = traitlets.Unicode("").tag(sync=True)
     """A short note under the header (e.g. how to stop on older kernels)."""
     presentation = traitlets.Bool(False).tag(sync=True)
