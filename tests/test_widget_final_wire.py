@@ -75,3 +75,15 @@ def test_data_shaped_like_a_reference_is_never_packed() -> None:
     packed = pack([{"kind": "a", "text": long}, {"kind": "b", "args": {REF_KEY: 0, "x": 1}, "text": long}])
     assert packed[0]["texts"] == [long]
     assert unpack(packed)[1] == {"kind": "b", "args": {REF_KEY: 0, "x": 1}, "text": long}
+
+
+def test_a_value_nested_deeper_than_the_stack_is_sent_plain_not_lost() -> None:
+    """A tool may return anything, nested without end: packing it must not fail the run's last message."""
+    deep: Any = "leaf"
+    for _ in range(5_000):
+        deep = [deep]
+    long = "x" * (SHARE_MIN + 1)
+    events = [{"kind": "slot_completed", "value": long}, {"kind": "tool_returned", "value": deep},
+              {"kind": "processing_complete", "answer": long}]
+    assert pack(events) is events
+    assert unpack(events) is events

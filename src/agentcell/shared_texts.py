@@ -81,11 +81,14 @@ def pack(events: list[dict[str, Any]], _widget: Any = None) -> list[dict[str, An
     refs = {text: i for i, text in enumerate(texts)}
     packed: list[dict[str, Any]] = [{}]
     holders = []
-    for event in events:
-        new, hit = _replace(event, refs)
-        if hit:
-            holders.append(len(packed))
-        packed.append(new)
+    try:
+        for event in events:
+            new, hit = _replace(event, refs)
+            if hit:
+                holders.append(len(packed))
+            packed.append(new)
+    except RecursionError:  # a tool's result nested deeper than Python's stack: sent as it is, not lost
+        return events
     packed[0] = {"kind": TABLE_KIND, "texts": texts, "events": holders}
     return packed
 
@@ -108,4 +111,7 @@ def unpack(packed: Any, _widget: Any = None) -> Any:
     if head.get("kind") != TABLE_KIND or not isinstance(head.get("texts"), list):
         return packed
     texts = head["texts"]
-    return [_resolve(event, texts) for event in packed[1:]]
+    try:
+        return [_resolve(event, texts) for event in packed[1:]]
+    except RecursionError:  # deeper than Python's stack: not something `pack` sent (it sends those plain)
+        return packed
