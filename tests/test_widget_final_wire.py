@@ -85,5 +85,20 @@ def test_a_value_nested_deeper_than_the_stack_is_sent_plain_not_lost() -> None:
     long = "x" * (SHARE_MIN + 1)
     events = [{"kind": "slot_completed", "value": long}, {"kind": "tool_returned", "value": deep},
               {"kind": "processing_complete", "answer": long}]
-    assert pack(events) is events
-    assert unpack(events) is events
+    packed = pack(events)  # the deep value is in no event that holds the answer: not walked, sent as it is
+    assert packed[0]["texts"] == [long] and packed[2] is events[1]
+    assert unpack(packed)[1] is events[1]
+    holding = [*events[:2], {"kind": "processing_complete", "answer": long, "transcript": {"openai": deep}}]
+    assert pack(holding) is holding  # in an event that does: sent plain
+
+
+def test_only_events_own_fields_and_the_transcript_are_looked_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of many tool rounds with short texts: one look at each event's fields, no walk of their data."""
+    from agentcell import shared_texts
+
+    walked: list[Any] = []
+    count = shared_texts._count
+    monkeypatch.setattr(shared_texts, "_count", lambda value, *a, **k: (walked.append(value), count(value, *a, **k))[1])
+    rounds = [{"kind": "model_request_sent", "messages": [{"content": "q" * 5_000}] * 3, "round": i} for i in range(500)]
+    events = [*rounds, {"kind": "processing_complete", "answer": "done", "transcript": {"openai": []}}]
+    assert pack(events) is events and walked == []

@@ -30,13 +30,14 @@ class _Clash(Exception):
     """The data holds a dict shaped like a reference: packing it would be ambiguous."""
 
 
-def _count(value: Any, seen: dict[str, int]) -> None:
-    """Count every long string under `value` (iteratively: a deep tool result must not recurse)."""
+def _count(value: Any, seen: dict[str, int], wanted: Mapping[str, int] | None = None) -> None:
+    """Count the long strings under `value` (those in `wanted` only, if given); raise `_Clash` for a dict
+    shaped like a reference. Iterative: a deep tool result must not recurse."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if len(item) >= SHARE_MIN:
+            if len(item) >= SHARE_MIN and (wanted is None or item in wanted):
                 seen[item] = seen.get(item, 0) + 1
         elif isinstance(item, Mapping):
             if REF_KEY in item and len(item) == 1:
@@ -64,18 +65,35 @@ def _replace(value: Any, refs: dict[str, int]) -> tuple[Any, bool]:
     return value, False
 
 
+def _top_texts(events: list[dict[str, Any]]) -> dict[str, int]:
+    """The long strings that are an event's own fields (where an answer is: the merged stream, a slot's value,
+    the run's answer), with their counts; one look at each event's fields, no walk."""
+    top: dict[str, int] = {}
+    for event in events:
+        for value in event.values():
+            if type(value) is str and len(value) >= SHARE_MIN:
+                top[value] = top.get(value, 0) + 1
+    return top
+
+
 def pack(events: list[dict[str, Any]], _widget: Any = None) -> list[dict[str, Any]]:
     """The events as sent: each long text that occurs more than once replaced by a reference (see above).
 
-    Also a traitlets `to_json` (the second argument is the widget). Events without a repeated text are
-    the caller's own objects, unchanged.
+    Also a traitlets `to_json` (the second argument is the widget). Only the places an answer repeats are
+    looked at: events' own fields, and the exact transcript of the last event (walked: it holds the answer
+    in nested messages). A run of many tool rounds and short texts costs one look at each event's fields,
+    not a walk of every request and tool result it logged. Events without a repeated text are the caller's
+    own objects, unchanged.
     """
-    seen: dict[str, int] = {}
+    top = _top_texts(events)
+    if not top:
+        return events
+    transcript = events[-1].get("transcript") if events else None
     try:
-        _count(events, seen)
+        _count(transcript, top, wanted=top)
     except _Clash:
         return events
-    texts = [text for text, n in seen.items() if n > 1]
+    texts = [text for text, n in top.items() if n > 1]
     if not texts:
         return events
     refs = {text: i for i, text in enumerate(texts)}
@@ -83,11 +101,14 @@ def pack(events: list[dict[str, Any]], _widget: Any = None) -> list[dict[str, An
     holders = []
     try:
         for event in events:
-            new, hit = _replace(event, refs)
-            if hit:
-                holders.append(len(packed))
+            new = event
+            if any(type(v) is str and v in refs for v in event.values()) or (event is events[-1] and transcript):
+                _count(event, {})  # a holder is resolved whole by a reader: it must hold no reference-shaped dict
+                new, hit = _replace(event, refs)
+                if hit:
+                    holders.append(len(packed))
             packed.append(new)
-    except RecursionError:  # a tool's result nested deeper than Python's stack: sent as it is, not lost
+    except (_Clash, RecursionError):  # a user's dict shaped like a reference; a value deeper than the stack
         return events
     packed[0] = {"kind": TABLE_KIND, "texts": texts, "events": holders}
     return packed
@@ -104,14 +125,16 @@ def _resolve(value: Any, texts: list[str]) -> Any:
 
 
 def unpack(packed: Any, _widget: Any = None) -> Any:
-    """The plain events of a packed list (a list without the table is returned as it is); a `from_json`."""
+    """The plain events of a packed list (a list without the table is returned as it is); a `from_json`.
+    Only the events the table names are resolved, as in the browser (`js/view/store.js`)."""
     if not isinstance(packed, list) or not packed or not isinstance(packed[0], dict):
         return packed
     head = packed[0]
     if head.get("kind") != TABLE_KIND or not isinstance(head.get("texts"), list):
         return packed
-    texts = head["texts"]
+    texts, events = head["texts"], packed[1:]
+    holders = {at - 1 for at in head.get("events") or () if isinstance(at, int)}
     try:
-        return [_resolve(event, texts) for event in packed[1:]]
+        return [_resolve(event, texts) if i in holders else event for i, event in enumerate(events)]
     except RecursionError:  # deeper than Python's stack: not something `pack` sent (it sends those plain)
         return packed
