@@ -137,9 +137,18 @@ def cell(page: Any, code: str) -> Any:
 
 
 def run_cell(page: Any, code: str) -> None:
+    """Click the cell's run button, which marimo shows only while the cell is hovered: scrolling it into view can
+    move it from under the pointer (then the click waits for a button that stays hidden), so hover again and retry."""
     target = cell(page, code)
-    target.hover()
-    target.get_by_test_id("run-button").locator("visible=true").first.click()
+    button = target.get_by_test_id("run-button").locator("visible=true").first
+    for _ in range(5):
+        target.hover()
+        try:
+            button.click(timeout=5_000)
+            return
+        except sync_api.TimeoutError:
+            continue
+    raise AssertionError(f"the run button of the cell with {code!r} never stayed visible to be clicked")
 
 
 def run_all(page: Any) -> None:
