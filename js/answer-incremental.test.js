@@ -262,6 +262,41 @@ describe("a view that opens on a long answer renders it a slice per task", () =>
     expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 9600)));
   });
 
+  it("a deferred slice also stops at the first block past its time budget, and still ends as one full render", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    let now = 0;
+    const clock = () => (now += 1); // every reading of the clock: one more millisecond
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn), budgetMs: 3, clock });
+    view.update(text, true);
+    const perTask = [];
+    while (queue.length) {
+      const before = view.stats.chunkRenders + view.stats.rerenders;
+      queue.shift()();
+      perTask.push(view.stats.chunkRenders + view.stats.rerenders - before);
+    }
+    // 3 ms on a clock read once per block: 4 new chunks (the 4th reading passes the deadline), plus at most one
+    // stale chunk rendered again, per task; not a 2,000-character slice's ~50
+    expect(Math.max(...perTask)).toBeLessThanOrEqual(5);
+    expect(perTask.length).toBeGreaterThan(2 * text.length / 2000);
+    expect(perTask.every((n) => n > 0)).toBe(true);
+    expect(shownHtml(el)).toBe(fullHtml(text));
+  });
+
+  it("a time budget of 0 ms still makes one block of progress per task", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn), budgetMs: 0 });
+    view.update(text.slice(0, 6000), false);
+    let tasks = 0;
+    while (queue.length && tasks < 10_000) {
+      queue.shift()();
+      tasks++;
+    }
+    expect(queue.length).toBe(0);
+    expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 6000)));
+  });
+
   it("a deferred slice of a replaced text does nothing", () => {
     const el = document.createElement("div");
     const queue = [];

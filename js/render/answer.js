@@ -16,6 +16,14 @@ import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitize
  */
 export const ANSWER_SLICE = 3000;
 
+/**
+ * Milliseconds of Markdown work a deferred slice may take before it stops at the next block (the
+ * sanitizer and the DOM then take about as long again). A slice's characters alone did not bound its
+ * time: the first slices run before the browser has optimized the lexer, and on a quiet machine two of
+ * them took 49 and 55 ms (BENCHMARKS.md §4, session 11).
+ */
+export const ANSWER_SLICE_MS = 10;
+
 /** The class of the tail's last element: the streaming caret is drawn after it. */
 export const CARET_CLASS = "agentcell-caret-at";
 
@@ -37,12 +45,15 @@ export class AnswerView {
    * `slice` and `defer`: a view that opens on a long answer (a snapshot, a saved notebook, a view
    * opened late) has no chunks yet. With `defer` (e.g. a zero timeout), it renders at most `slice`
    * characters of complete blocks per task and defers the rest, so no single task renders the whole
-   * answer; without it, everything is rendered at once.
+   * answer; without it, everything is rendered at once. `budgetMs` (with `defer`): a deferred slice also
+   * stops once its Markdown work has taken that long by `clock`, after at least one block.
    */
-  constructor(el, { slice = Infinity, defer = null } = {}) {
+  constructor(el, { slice = Infinity, defer = null, budgetMs = Infinity, clock = () => performance.now() } = {}) {
     this.el = el; // .agentcell-markdown
     this.slice = slice;
     this.defer = defer;
+    this.budgetMs = budgetMs; // a deferred slice also stops at the first block past this many ms
+    this.clock = clock;
     this.generation = 0;
     this.reset();
   }
@@ -100,22 +111,27 @@ export class AnswerView {
     this.defer(() => {
       if (this.generation !== generation) return; // a deferred slice of an earlier text does nothing
       this.scheduled = false;
-      if (this.behind) this.step();
+      if (this.behind) this.step(true);
     });
   }
 
-  /** Render what changed since the last step (or, when far behind, the next slice of it). */
-  step() {
+  /**
+   * Render what changed since the last step (or, when far behind, the next slice of it). A deferred step
+   * (`deferred`) or a slice also stops its blocks at `budgetMs`; what is left waits for the next task.
+   */
+  step(deferred = false) {
     const known = this.labels.length;
     const rest = this.text.slice(this.committed.length);
-    const behind = rest.length > this.slice && this.defer !== null && this.commitSlice(rest);
-    if (!behind) this.commit(completeBlocks(rest, this.final));
+    const far = rest.length > this.slice && this.defer !== null;
+    const deadline = (far || deferred) && this.defer !== null ? this.clock() + this.budgetMs : Infinity;
+    let behind = far && this.commitSlice(rest, deadline);
+    if (!behind) behind = this.commit(completeBlocks(rest, this.final), deadline);
     const open = this.text.slice(this.committed.length);
     const tokens = open && !behind ? lexMarkdown(open, this.links) : null;
     // A final tail (raw HTML never closed) is final too: its link definitions count for every chunk.
     if (this.final && tokens) this.learn(tokens.links, Object.keys(tokens.links));
     if (this.labels.length > known) this.markReferences(known);
-    this.renderStale();
+    this.renderStale(deadline);
     this.renderTail(behind ? "" : open, tokens);
     this.fill();
     // Where the streaming caret goes (widget.css). A class, not `.agentcell-md-tail > :last-child`: a rule
@@ -128,21 +144,26 @@ export class AnswerView {
   }
 
   /** Commit the complete blocks within the next `slice` characters; false if that made no progress. */
-  commitSlice(rest) {
+  commitSlice(rest, deadline) {
     const before = this.committed.length;
-    this.commit(completeBlocks(rest.slice(0, this.slice), false));
+    this.commit(completeBlocks(rest.slice(0, this.slice), false), deadline);
     return this.committed.length > before;
   }
 
-  /** Render complete blocks into chunks; blocks that leave raw HTML open wait for the one closing it. */
-  commit(blocks) {
+  /**
+   * Render complete blocks into chunks; blocks that leave raw HTML open wait for the one closing it.
+   * Past `deadline` (by `clock`) it stops after the chunk it made: the rest stays uncommitted, and it
+   * returns true (blocks are left); false when it committed them all.
+   */
+  commit(blocks, deadline = Infinity) {
     const links = Object.assign(Object.create(null), this.links);
     const depth = new Map();
     let src = "";
     let html = "";
     let fresh = [];
     let known = 0; // labels the group's first block was lexed with
-    for (const block of blocks) {
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i];
       const tokens = lexMarkdown(block, links);
       for (const label of Object.keys(tokens.links)) {
         if (!(label in links)) {
@@ -158,7 +179,9 @@ export class AnswerView {
       this.learn(links, fresh);
       src = html = "";
       fresh = [];
+      if (deadline !== Infinity && i + 1 < blocks.length && this.clock() > deadline) return true;
     }
+    return false;
   }
 
   /** Keep the definitions of `labels` (from `links`) that are new: the first definition wins. */
@@ -199,9 +222,13 @@ export class AnswerView {
     }
   }
 
-  /** Render stale chunks again (at most a slice of them per task when deferring). */
-  renderStale() {
+  /**
+   * Render stale chunks again: when deferring, at most a slice of them per task, stopping past `deadline`
+   * (the step's, else `budgetMs` from now).
+   */
+  renderStale(deadline = Infinity) {
     let budget = this.defer === null ? Infinity : this.slice;
+    if (deadline === Infinity && this.defer !== null && this.stale.length > 0) deadline = this.clock() + this.budgetMs;
     while (this.stale.length > 0 && budget > 0) {
       const chunk = this.stale.shift();
       this.pending.push({ el: chunk.el, html: tokensToHtml(lexMarkdown(chunk.src, this.links)), src: chunk.src });
@@ -210,6 +237,7 @@ export class AnswerView {
       budget -= chunk.src.length;
       this.stats.rerenders++;
       this.stats.rerenderChars += chunk.src.length;
+      if (deadline !== Infinity && this.clock() > deadline) break;
     }
   }
 

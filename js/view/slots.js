@@ -5,7 +5,7 @@ import { isTextType, slotAnswer } from "../state.js";
 import { formatJSON, label, plural, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
 import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
-import { ANSWER_SLICE, AnswerView } from "../render/answer.js";
+import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
 
 export function createBody() {
   return {
@@ -62,8 +62,11 @@ function newSlotView(slot) {
     sv.error,
   );
   // An answer longer than ANSWER_SLICE characters that arrives at once (snapshot, saved notebook) is
-  // rendered a slice per task, so no single task renders all of it.
-  sv.answerView = new AnswerView(sv.md, { slice: ANSWER_SLICE, defer: (fn) => setTimeout(fn, 0) });
+  // rendered a slice per task (at most ANSWER_SLICE characters, stopping early past ANSWER_SLICE_MS), so no
+  // single task renders all of it.
+  sv.answerView = new AnswerView(sv.md, {
+    slice: ANSWER_SLICE, budgetMs: ANSWER_SLICE_MS, defer: (fn) => setTimeout(fn, 0),
+  });
   return sv;
 }
 
