@@ -365,3 +365,51 @@ describe("the caret's place", () => {
     expect(el.querySelector(".agentcell-caret-at").textContent).toBe("Next para");
   });
 });
+
+describe("a streaming answer taken by appends", () => {
+  const para = (i) => `Paragraph ${i} with *emphasis*, \`code\` and a [link](https://example.org/${i}).\n\n`;
+  const text = Array.from({ length: 1500 }, (_, i) => para(i)).join(""); // ~110,000 characters
+
+  it("never reads the whole answer, and ends as one render of it", () => {
+    const el = document.createElement("div");
+    const view = new AnswerView(el);
+    view.update(text.slice(0, 40), false);
+    const deltas = [];
+    for (let at = 40; at < text.length; at += 300) deltas.push(text.slice(at, at + 300));
+    // Every string method call on a string longer than this would be a read of the whole answer (it
+    // copies a rope built by `+=`, every frame); the open tail and the blocks are far shorter.
+    const limit = 2000;
+    const names = ["startsWith", "includes", "slice", "indexOf", "lastIndexOf", "replace", "endsWith"];
+    const saved = names.map((n) => String.prototype[n]);
+    let longest = 0;
+    names.forEach((n, i) => {
+      String.prototype[n] = function (...args) {
+        if (this.length > longest) longest = this.length;
+        return saved[i].apply(this, args);
+      };
+    });
+    let handled = true;
+    try {
+      for (const delta of deltas) handled = view.append(delta) && handled;
+    } finally {
+      names.forEach((n, i) => (String.prototype[n] = saved[i]));
+    }
+    expect(handled).toBe(true);
+    expect(longest).toBeLessThan(limit);
+    expect(shownHtml(el)).toBe(fullHtml(text));
+    view.update(text, true); // the end: the whole text, once
+    expect(shownHtml(el)).toBe(fullHtml(text));
+  }, 60_000);
+
+  it("hands a carriage return, a final text or no text yet back to update", () => {
+    const view = new AnswerView(document.createElement("div"));
+    expect(view.append("a")).toBe(false); // nothing to append to
+    view.update("Line one\r", false);
+    expect(view.append("\nLine two")).toBe(false); // "\r" + "\n" is one line break: the whole text decides
+    view.update("Line one\r\nLine two", false);
+    expect(view.append(" more")).toBe(true);
+    expect(view.append("x\ry")).toBe(false);
+    view.update("Done.", true);
+    expect(view.append(" late")).toBe(false);
+  });
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer, transcriptJSON } from "./state.js";
+import { createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer, takeAppended, transcriptJSON } from "./state.js";
 import { formatArgs, formatCost, formatCount, formatElapsed, formatJSON, formatMs, formatResult, isLong, retryText } from "./format.js";
 import { appendCoalesced } from "./transcript.js";
 import { ev, fullRun } from "./test/fixtures.js";
@@ -135,5 +135,26 @@ describe("format", () => {
     expect(isLong("a\n".repeat(12))).toBe(true);
     expect(isLong("short")).toBe(false);
     expect(retryText({ delay: 2, reason: "429", attempt: 0 })).toBe("retrying in 2.0 s after 429");
+  });
+});
+
+describe("what a view takes of a streaming answer", () => {
+  it("the deltas appended at the end, once; a retraction or an earlier round changes the epoch instead", () => {
+    const s = replay([ev.runStarted(), ev.slotStarted(), ev.token("Hello"), ev.token(", world")]);
+    const slot = s.slots.get("answer");
+    const epoch = slot.answerEpoch;
+    expect(takeAppended(slot)).toBe("Hello, world");
+    expect(takeAppended(slot)).toBe("");
+    reduce(s, ev.token("!"));
+    expect(takeAppended(slot)).toBe("!");
+    expect(slot.answerEpoch).toBe(epoch);
+    reduce(s, ev.token(" Next round.", { round: 2 }));
+    expect(takeAppended(slot)).toBe(" Next round.");
+    reduce(s, ev.token(" late", { round: 1 })); // lands before round 2's text: not an append
+    expect(slot.answerEpoch).toBe(epoch + 1);
+    expect(takeAppended(slot)).toBe("");
+    reduce(s, ev.retracted("tool_call", "", { round: 2 }));
+    expect(slot.answerEpoch).toBe(epoch + 2);
+    expect(slotAnswer(slot)).toBe("Hello, world! late");
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import widget from "./widget.js";
 import { createView } from "./view.js";
+import { AnswerView } from "./render/answer.js";
 import { FakeModel } from "./test/fake-model.js";
 import { ev, fullRun } from "./test/fixtures.js";
 
@@ -163,6 +164,27 @@ describe("snapshots, batching and the final trait", () => {
     expect(normalize(a.el)).toBe(normalize(b.el));
     expect(a.$(".agentcell-status").textContent).toBe(b.$(".agentcell-status").textContent);
     expect(a.$(".agentcell-meter").textContent).toBe(b.$(".agentcell-meter").textContent);
+  });
+
+  it("a streaming answer reaches its view as appends; a retraction and the end go through the whole text", () => {
+    const update = vi.spyOn(AnswerView.prototype, "update");
+    const append = vi.spyOn(AnswerView.prototype, "append");
+    const a = mount({ status: "running" });
+    send(a.model, a.view, [ev.runStarted(), ev.slotStarted()]);
+    const words = Array.from({ length: 200 }, (_, i) => (i % 20 === 19 ? `word${i}.\n\n` : `word${i} `));
+    for (const w of words) send(a.model, a.view, [ev.token(w)]);
+    const updates = update.mock.calls.length;
+    expect(updates).toBeLessThanOrEqual(2); // the first text; nothing after it read the whole answer
+    expect(append.mock.results.filter((r) => r.value === true).length).toBeGreaterThanOrEqual(198);
+    send(a.model, a.view, [ev.retracted("gathering", words.join("")), ev.token("Fresh answer.", { round: 2 })]);
+    expect(update.mock.calls.length).toBeGreaterThan(updates);
+    expect(a.$(".agentcell-answer .agentcell-markdown").textContent.trim()).toBe("Fresh answer.");
+    const b = mount({ status: "running" });
+    b.model.emit({ kind: "snapshot", events: [ev.runStarted(), ev.slotStarted(), ...words.map((w) => ev.token(w)), ev.retracted("gathering", words.join("")), ev.token("Fresh answer.", { round: 2 })] });
+    b.view.flush();
+    expect(normalize(a.el)).toBe(normalize(b.el));
+    update.mockRestore();
+    append.mockRestore();
   });
 
   it("batches flushed mid-stream (incremental render) end equal to a snapshot render", () => {

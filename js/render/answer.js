@@ -64,6 +64,8 @@ export class AnswerView {
     this.scheduled = false; // a deferred step is pending
     this.el.replaceChildren();
     this.committed = ""; // the text rendered into chunks (a prefix of the text)
+    this.open = ""; // the rest of the text, after `committed`
+    this.cr = false; // the text as given ended with "\r" (a "\n" appended next belongs to it)
     this.chunks = []; // {el, src, key (refKey of src, when it has a "["), known (labels known when rendered), renders}
     this.links = Object.create(null); // link definitions in the committed text (first one wins)
     this.labels = []; // their keys, in the order they were committed
@@ -84,20 +86,45 @@ export class AnswerView {
     return this.stats.chunkRenders + this.stats.tailRenders + this.stats.rerenders;
   }
 
-  update(text, final) {
-    text = String(text ?? "");
-    if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
+  update(given, final) {
+    const raw = String(given ?? "");
+    const cr = raw.includes("\r");
+    const text = cr ? raw.replace(/\r\n?/g, "\n") : raw;
     final = Boolean(final);
     if (text === this.text && final === this.final) return;
     // A final answer's last blocks were committed as complete; text that changes after that, or that
     // no longer starts with what was committed (a retraction), starts over.
     if (this.final || !text.startsWith(this.committed)) this.reset();
     this.text = text;
+    this.open = text.slice(this.committed.length);
+    this.cr = cr && raw.endsWith("\r");
     this.final = final;
-    // Far behind (a view that opens on a long answer, or the text that piled up while the view loaded):
-    // every slice is rendered in a task of its own, the first one too. This update runs in an animation
-    // frame, whose style and layout follow in the same task: a slice there made that task long.
-    if (this.defer !== null && text.length - this.committed.length > this.slice) this.later();
+    this.advance();
+  }
+
+  /**
+   * The text grew by `delta` at its end (the caller knows: the same answer, still streaming). Nothing
+   * here reads the whole text, which `update` does: built by `+=`, it is a rope that each such read
+   * copies whole, every frame. Returns false, doing nothing, when `update` must take the whole text
+   * instead: no text yet, a final one, or a carriage return to normalize.
+   */
+  append(delta) {
+    delta = String(delta ?? "");
+    if (delta === "") return this.text !== null && !this.final;
+    if (this.text === null || this.final || this.cr || delta.includes("\r")) return false;
+    this.text += delta;
+    this.open += delta;
+    this.advance();
+    return true;
+  }
+
+  /**
+   * Far behind (a view that opens on a long answer, or the text that piled up while the view loaded):
+   * every slice is rendered in a task of its own, the first one too. This runs in an animation frame,
+   * whose style and layout follow in the same task: a slice there made that task long.
+   */
+  advance() {
+    if (this.defer !== null && this.open.length > this.slice) this.later();
     else this.step();
   }
 
@@ -121,12 +148,13 @@ export class AnswerView {
    */
   step(deferred = false) {
     const known = this.labels.length;
-    const rest = this.text.slice(this.committed.length);
+    const start = this.committed.length;
+    const rest = this.open;
     const far = rest.length > this.slice && this.defer !== null;
     const deadline = (far || deferred) && this.defer !== null ? this.clock() + this.budgetMs : Infinity;
     let behind = far && this.commitSlice(rest, deadline);
     if (!behind) behind = this.commit(completeBlocks(rest, this.final), deadline);
-    const open = this.text.slice(this.committed.length);
+    const open = (this.open = rest.slice(this.committed.length - start));
     const tokens = open && !behind ? lexMarkdown(open, this.links) : null;
     // A final tail (raw HTML never closed) is final too: its link definitions count for every chunk.
     if (this.final && tokens) this.learn(tokens.links, Object.keys(tokens.links));

@@ -59,6 +59,10 @@ export function newSlot(name, info) {
     rounds: new Map(), // round number -> {round, v, items: []}
     currentRound: 1,
     streamed: new Map(), // round -> text streamed as answer in that round (not yet retracted)
+    // The deltas appended to the end of the answer since a view last took them (`takeAppended`), while
+    // `answerEpoch` stays the same; any other change to the answer bumps it (`answerChanged`).
+    answerLog: [],
+    answerEpoch: 0,
     answerV: 0,
     answerStopped: false,
     finalText: null, // slot_completed.text
@@ -139,6 +143,25 @@ export function slotAnswer(slot) {
   return out;
 }
 
+/**
+ * The text appended to the end of the slot's answer since the last call, forgotten once taken. A view
+ * reads it instead of the whole answer: the answer is built by `+=` (a rope), and reading it whole
+ * (`includes`, `startsWith`, `slice`) copies all of it, at every frame.
+ */
+export function takeAppended(slot) {
+  const log = slot.answerLog;
+  if (log.length === 0) return "";
+  const text = log.length === 1 ? log[0] : log.join("");
+  log.length = 0;
+  return text;
+}
+
+/** The answer changed other than by growing at its end (a retraction, a partial answer, a cleared slot). */
+export function answerChanged(slot) {
+  slot.answerEpoch++;
+  slot.answerLog.length = 0;
+}
+
 export function addItem(state, slotName, item, roundNo) {
   const slot = getSlot(state, slotName);
   if (!slot) {
@@ -176,6 +199,7 @@ export function startSlot(state, slot) {
 
 export function clearAnswer(slot) {
   slot.streamed.clear();
+  answerChanged(slot);
   slot.finalText = null;
   slot.value = undefined;
   slot.hasValue = false;

@@ -1,7 +1,14 @@
 // Handlers for a slot's answer: start, streamed text and thinking, retraction, completion, failure.
-import { addItem, evRound, getRound, getSlot, slotAnswer, startSlot, TERMINAL, touch } from "./core.js";
+import { addItem, answerChanged, evRound, getRound, getSlot, slotAnswer, startSlot, TERMINAL, touch } from "./core.js";
+
+/** Whether text streamed in round `r` goes at the end of the answer (no later round has streamed). */
+function atEnd(slot, r) {
+  for (const k of slot.streamed.keys()) if (k > r) return false;
+  return true;
+}
 
 function retract(slot, round, ev) {
+  answerChanged(slot);
   const r = round.round;
   const streamed = slot.streamed.get(r) ?? "";
   const text = typeof ev.text === "string" && ev.text !== "" ? ev.text : streamed;
@@ -41,6 +48,8 @@ export const SLOT_HANDLERS = {
     if (!slot || typeof ev.text !== "string") return;
     startSlot(state, slot);
     const r = getRound(slot, evRound(slot, ev.round)).round;
+    if (atEnd(slot, r)) slot.answerLog.push(ev.text);
+    else answerChanged(slot);
     slot.streamed.set(r, (slot.streamed.get(r) ?? "") + ev.text);
     state.pendingOut += ev.text.length;
     slot.sawTokens = true;
@@ -84,6 +93,7 @@ export const SLOT_HANDLERS = {
     slot.error = ev.error ?? null;
     if (typeof ev.partial === "string" && ev.partial !== "" && slotAnswer(slot) === "") {
       slot.streamed.set(slot.currentRound, ev.partial);
+      answerChanged(slot);
     }
     if (slotAnswer(slot) !== "") slot.answerStopped = true;
     slot.answerV++;

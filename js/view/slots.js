@@ -1,7 +1,7 @@
 // The body: run-level items, then one section per slot (head, timeline of rounds, answer, error).
 // Each object's `v` (bumped by the reducer) plus the render context forms a key, so only what
 // changed is rebuilt; <details> a reader opened stay open across rebuilds (dom.swap).
-import { isTextType, slotAnswer } from "../state.js";
+import { isTextType, slotAnswer, takeAppended } from "../state.js";
 import { formatJSON, label, plural, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
 import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
@@ -126,7 +126,13 @@ function renderAnswer(slot, sv, runEnded) {
   } else {
     setHidden(sv.md, false);
     setHidden(sv.value, true);
-    sv.answerView.update(text, done || runEnded);
+    // While the slot streams, the view takes only what was appended (no read of the whole answer); a
+    // new state (a snapshot), a retraction or the end goes through `update` with the whole text.
+    const piece = takeAppended(slot);
+    const same = sv.answerOf === slot && sv.answerEpoch === slot.answerEpoch;
+    if (!(same && !done && !runEnded && sv.answerView.append(piece))) sv.answerView.update(text, done || runEnded);
+    sv.answerOf = slot;
+    sv.answerEpoch = slot.answerEpoch;
   }
   setAttr(sv.answer, "data-empty", (typed ? !slot.hasValue : text === "") ? "true" : null);
   setAttr(sv.answer, "data-stopped", slot.answerStopped ? "true" : null);
