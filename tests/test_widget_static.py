@@ -195,6 +195,29 @@ def test_show_puts_out_the_view_and_a_static_twin_updated_with_provenance(
     assert "sk-secret" not in dumped and "t0k" not in dumped
 
 
+def test_the_next_cell_republishes_the_final_output_without_rendering_it_again(
+    shown: _Display, run_events: tuple[list[WireEvent], RunResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentcell.static_view as static_view
+
+    _, result = run_events
+    w = AgentWidget()
+    w.show()
+    w.tracked = True  # what `show` sets when an IPython shell keeps it for the next cell boundary
+    w.apply(RunStarted(run_id=result.run_id, model=result.model))
+    w.apply(TokenDelta(run_id=result.run_id, slot="answer", text="Dr Ada."))
+    w.apply(ProcessingComplete(run_id=result.run_id, status="completed", result=result))
+    renders: list[int] = []
+    for name in ("render_html", "render_text"):
+        original = getattr(static_view, name)
+        monkeypatch.setattr(static_view, name, lambda *a, _f=original, **k: renders.append(1) or _f(*a, **k))
+    assert w.republish() is True
+    assert renders == []
+    assert shown.calls[-1] == shown.calls[-2]  # the end's update, published again as it was
+    assert w.republish() is True  # a second boundary (not asked by SavedOutputs, which forgets the view) renders anew
+    assert len(renders) == 2 and shown.calls[-1][1] == shown.calls[-2][1]
+
+
 def test_ipython_display_goes_through_show(shown: _Display) -> None:
     w = AgentWidget()
     w._ipython_display_()

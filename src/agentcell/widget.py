@@ -98,6 +98,9 @@ class AgentWidget(anywidget.AnyWidget):
         self.display_id = f"agentcell-{uuid.uuid4().hex}"
         self.static_display_id = f"{self.display_id}-static"
         self.shown = False
+        self.tracked = False
+        """Whether the output is published again at the next cell boundary (`saved_outputs.py`)."""
+        self._final_bundle: tuple[list[Any], tuple[dict[str, Any], dict[str, Any]]] | None = None
         self.output_metadata: dict[str, Any] = {}
         """What the output's metadata holds under `"agentcell"` once the run ended."""
         self.events_log = EventLog()
@@ -171,6 +174,7 @@ class AgentWidget(anywidget.AnyWidget):
             keeper = saved_outputs(get_ipython())
             if keeper is not None:
                 keeper.track(self)
+                self.tracked = True
 
     def republish(self) -> bool:
         """Publish the saved output again under the cell running now (see `saved_outputs.py`).
@@ -179,8 +183,12 @@ class AgentWidget(anywidget.AnyWidget):
         (its transcript so far went out, marked unfinished).
         """
         final = bool(self.final)
+        kept, self._final_bundle = self._final_bundle, None
         if self.shown:
-            self._publish(*self.static_bundle(so_far=True))
+            # The end's own update rendered the final transcript already: the same bundle goes out again
+            # (for a long answer the rendering took 40-130 ms, at the start of the user's next cell).
+            bundle = kept[1] if kept is not None and kept[0] is self.final else self.static_bundle(so_far=True)
+            self._publish(*bundle)
         return final
 
     def _ipython_display_(self) -> None:
@@ -211,7 +219,10 @@ class AgentWidget(anywidget.AnyWidget):
 
     def _update_output(self) -> None:
         if self.shown:
-            self._publish(*self.static_bundle())
+            bundle = self.static_bundle()
+            if self.tracked and self.final:  # kept only until the next cell boundary publishes it again
+                self._final_bundle = (self.final, bundle)
+            self._publish(*bundle)
 
     def _publish(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         from IPython.display import update_display
