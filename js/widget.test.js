@@ -187,6 +187,22 @@ describe("snapshots, batching and the final trait", () => {
     append.mockRestore();
   });
 
+  it("an answer far ahead of its view is caught up in idle callbacks when the browser has them", () => {
+    const idle = [];
+    globalThis.requestIdleCallback = (fn, opts) => idle.push({ fn, opts });
+    try {
+      const a = mount({ status: "running" });
+      const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} of the answer.\n\n`).join("");
+      send(a.model, a.view, [ev.runStarted(), ev.slotStarted(), ev.token(long)]);
+      expect(idle.length).toBe(1);
+      expect(idle[0].opts).toEqual({ timeout: 50 }); // never more than 50 ms late on a busy page
+      while (idle.length) idle.shift().fn({ timeRemaining: () => 10, didTimeout: false });
+      expect(a.$(".agentcell-answer .agentcell-markdown").textContent).toContain("Paragraph 399 of the answer.");
+    } finally {
+      delete globalThis.requestIdleCallback;
+    }
+  });
+
   it("batches flushed mid-stream (incremental render) end equal to a snapshot render", () => {
     const run = fullRun();
     const a = mount({ status: "running" });

@@ -62,12 +62,21 @@ function newSlotView(slot) {
     sv.error,
   );
   // An answer longer than ANSWER_SLICE characters that arrives at once (snapshot, saved notebook) is
-  // rendered a slice per task (at most ANSWER_SLICE characters, stopping early past ANSWER_SLICE_MS), so no
-  // single task renders all of it.
+  // rendered a slice per task (at most ANSWER_SLICE characters, stopping early past ANSWER_SLICE_MS, in idle
+  // time where the browser has it), so no single task renders all of it.
   sv.answerView = new AnswerView(sv.md, {
-    slice: ANSWER_SLICE, budgetMs: ANSWER_SLICE_MS, defer: (fn) => setTimeout(fn, 0),
+    slice: ANSWER_SLICE, budgetMs: ANSWER_SLICE_MS, defer: whenIdle,
   });
   return sv;
+}
+
+/**
+ * Run `fn` when the page is idle (at most 50 ms later), else in a zero timeout. The catch-up slices run
+ * in idle time, so the browser's own idle work (its garbage collector) is not crowded into their tasks.
+ */
+function whenIdle(fn) {
+  if (typeof globalThis.requestIdleCallback === "function") globalThis.requestIdleCallback(() => fn(), { timeout: 50 });
+  else setTimeout(fn, 0);
 }
 
 function renderSlotHead(slot, sv, runEnded) {
