@@ -33,6 +33,7 @@ from ..journal import load
 from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage
+from . import heap
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
 from .resume import DONE, Manifest, journal_folder, read_finished
@@ -365,6 +366,7 @@ class Batch:
             waiter.set()
 
     async def _main(self) -> None:
+        heap.hold()  # the collector skips what existed before the batch while it runs (heap.py)
         try:
             self._refill()
             await self._idle.wait()
@@ -373,6 +375,7 @@ class Batch:
             await self._idle.wait()
             raise
         finally:
+            heap.release()
             self._end()
 
     def _end(self) -> None:
