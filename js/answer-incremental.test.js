@@ -3,7 +3,7 @@
 // work to O(new text) — no durations.
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./markdown.js";
-import { AnswerView, CHUNKS_PER_GROUP } from "./render/answer.js";
+import { AnswerView, CHUNKS_PER_GROUP, COLD_FILL_MS_PER_CHAR, learnRate } from "./render/answer.js";
 
 /** Small seeded PRNG (mulberry32), so a failure names its seed and reproduces. */
 function rng(seed) {
@@ -295,6 +295,47 @@ describe("a view that opens on a long answer renders it a slice per task", () =>
     }
     expect(queue.length).toBe(0);
     expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 6000)));
+  });
+
+  it("a deferred slice also counts the sanitizer pass it will need: before any is measured, the cold rate", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const clock = () => 0; // Markdown work takes no time by this clock: only the estimate can stop a slice
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn), budgetMs: 10, clock });
+    view.update(text, true);
+    const first = view.committed.length;
+    queue.shift()();
+    const slice = view.committed.length - first;
+    // 10 ms at the cold rate is 1,000 characters of pending HTML: the slice stops at the first block past them
+    expect(slice).toBeGreaterThan(10 / COLD_FILL_MS_PER_CHAR);
+    expect(slice).toBeLessThan(10 / COLD_FILL_MS_PER_CHAR + 400);
+    expect(view.fillRate).toBeLessThan(COLD_FILL_MS_PER_CHAR); // measured (0 by this clock), eased in
+    while (queue.length) queue.shift()();
+    expect(shownHtml(el)).toBe(fullHtml(text));
+  });
+
+  it("an update whose steps have been slow is deferred out of the animation frame; a fast one is not", () => {
+    const el = document.createElement("div");
+    const queue = [];
+    const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn), budgetMs: 10, clock: () => 0 });
+    const small = text.slice(0, 600);
+    view.update(small, false);
+    expect(queue.length).toBe(0); // nothing measured yet: rendered at once
+    expect(shownHtml(el)).toBe(fullHtml(small));
+    view.stepRate = 0.02; // 600 characters would take 12 ms: more than half the budget
+    view.update(text.slice(0, 1200), false);
+    expect(queue.length).toBe(1);
+    expect(shownHtml(el)).toBe(fullHtml(small)); // nothing rendered in the frame
+    queue.shift()();
+    expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 1200)));
+    expect(view.stepRate).toBeLessThan(0.02); // measured at 0 by this clock: eased down
+  });
+
+  it("learnRate takes a higher rate at once and eases a lower one in", () => {
+    expect(learnRate(0.001, 0.004)).toBe(0.004);
+    expect(learnRate(0.004, 0)).toBeCloseTo(0.003);
+    expect(learnRate(0.004, Number.NaN)).toBe(0.004);
+    expect(learnRate(0.004, -1)).toBe(0.004);
   });
 
   it("a deferred slice of a replaced text does nothing", () => {

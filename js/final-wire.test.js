@@ -2,7 +2,7 @@
 // than once travels once, in a table that is the list's first element. Views read it as the plain log.
 import { afterEach, describe, expect, it } from "vitest";
 import { createView } from "./view.js";
-import { unpackFinal } from "./view/store.js";
+import { unpackTexts } from "./view/store.js";
 import { FakeModel } from "./test/fake-model.js";
 import { ev } from "./test/fixtures.js";
 
@@ -44,7 +44,7 @@ function mount(traits) {
   const model = new FakeModel(traits);
   const el = document.createElement("div");
   document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null });
+  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
   mounted.push({ view, el });
   return { model, el, view, $: (s) => el.querySelector(s) };
 }
@@ -69,18 +69,18 @@ describe("the packed final trait", () => {
   it("unpacks to the plain log, without changing the trait's value", () => {
     const packed = packedRun();
     const before = JSON.stringify(packed);
-    expect(unpackFinal(packed)).toEqual(plainRun());
+    expect(unpackTexts(packed)).toEqual(plainRun());
     expect(JSON.stringify(packed)).toBe(before);
   });
 
   it("a list without the table is the plain log itself", () => {
     const plain = plainRun();
-    expect(unpackFinal(plain)).toBe(plain);
+    expect(unpackTexts(plain)).toBe(plain);
   });
 
   it("resolves only the event asked for (a view that saw the end needs just processing_complete)", () => {
     const packed = packedRun();
-    const events = unpackFinal(packed, 4);
+    const events = unpackTexts(packed, 4);
     expect(events[4].answer).toBe(ANSWER);
     expect(events[4].transcript.openai[1].content).toBe(ANSWER);
     expect(events[2]).toBe(packed[3]); // the streamed text's event is not walked
@@ -109,5 +109,22 @@ describe("the packed final trait", () => {
     view.flush();
     expect($(".agentcell-slots").innerHTML).toBe(html);
     expect(await copied($, "openai")).toEqual(exact.openai);
+  });
+
+  it("a packed live batch (the run's last) and a packed snapshot render as the plain ones", () => {
+    const packed = packedRun();
+    const plain = plainRun();
+    const slots = (x) => x.$(".agentcell-slots").innerHTML;
+    const views = [];
+    for (const [kind, events] of [["events", plain], ["events", packed], ["snapshot", packed]]) {
+      const v = mount({ status: "running" });
+      v.model.emit({ kind, events });
+      v.view.flush();
+      views.push(v);
+    }
+    expect(views[0].$('.agentcell-answer[data-slot="answer"]').textContent).toContain("word249");
+    expect(slots(views[1])).toBe(slots(views[0]));
+    expect(slots(views[2])).toBe(slots(views[0]));
+    expect(views[1].view.state.answer).toBe(ANSWER);
   });
 });

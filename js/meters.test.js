@@ -10,7 +10,7 @@ function mountView(traits = { status: "running" }) {
   const model = new FakeModel(traits);
   const el = document.createElement("div");
   document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null });
+  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
   mounted.push({ view, el });
   const send = (...events) => {
     model.emit({ kind: "events", events: events.flat() });

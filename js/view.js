@@ -25,10 +25,10 @@ function clockOf(opts) {
   };
 }
 
-function buildDOM() {
+function buildDOM(now) {
   const ex = buildExport();
   const hd = buildHeader(ex.controls);
-  const body = createBody();
+  const body = createBody(now);
   const teach = buildTeaching();
   const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, teach.el, body.runItemsEl, body.slotsEl);
   return { root, ex, hd, body, teach };
@@ -84,7 +84,7 @@ function wireActions(ctx) {
 
 function createContext(model, opts) {
   const clock = clockOf(opts);
-  const parts = buildDOM();
+  const parts = buildDOM(clock.now);
   const ctx = { model, now: clock.now, ui: createUI(clock.now()), store: createStore(), parts, root: parts.root };
   ctx.send = (msg) => {
     try {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -173,3 +174,40 @@ def test_a_snapshot_is_not_changed_by_later_events() -> None:
     assert [e["text"] for e in first] == ["ab"]
     assert [e["text"] for e in log.snapshot()] == ["abc", "x"]
     assert [e["text"] for e in log.take()] == ["abc", "x"] and log.snapshot() == []
+
+
+async def _long_answer_events() -> tuple[list[Any], str]:
+    from pydantic_ai.models.function import FunctionModel
+
+    from agentcell import stream
+
+    words = [f"word{i} " for i in range(600)]
+
+    async def fn(messages: list[Any], info: Any) -> Any:
+        for w in words:
+            yield w
+
+    events = [ev async for ev in stream("Say it. [[answer]]", model=FunctionModel(stream_function=fn))]
+    return events, "".join(words)
+
+
+async def test_the_runs_last_batch_and_a_snapshot_carry_a_long_answer_once() -> None:
+    from agentcell.shared_texts import unpack
+
+    events, answer = await _long_answer_events()
+    w = Captured(flush_interval=10)
+    w.bind(loop=asyncio.get_running_loop(), on_stop=lambda: None)
+    for ev in events:
+        w.apply(ev)
+    last = w.sent[-1]
+    assert last["kind"] == "events"
+    kinds = [e.get("kind") for e in last["events"]]
+    assert kinds[0] == "shared_texts" and "slot_completed" in kinds and kinds[-1] == "processing_complete"
+    plain = unpack(last["events"])
+    done = plain[-1]
+    assert done["answer"] == answer and next(e for e in plain if e["kind"] == "slot_completed")["value"] == answer
+    assert json.dumps(last).count(answer) == 1  # unpacked: three times (the merged stream, value and answer)
+    w._on_frontend_msg(w, {"kind": "snapshot_request"}, [])
+    snap = w.sent[-1]
+    assert snap["kind"] == "snapshot" and json.dumps(snap).count(answer) == 1
+    assert unpack(snap["events"]) == w.events_log.snapshot()

@@ -24,6 +24,23 @@ export const ANSWER_SLICE = 3000;
  */
 export const ANSWER_SLICE_MS = 10;
 
+/**
+ * What sanitizing and placing the HTML of one character of Markdown is taken to cost (ms) before the view
+ * has measured it. The first passes run cold: in Chromium the first deferred slice's sanitizer pass took
+ * 34 ms for 1,605 characters, against ~1.2 ms per 1,000 warm (BENCHMARKS.md §4, session 12). Each pass
+ * then measures the rate (`learnRate`).
+ */
+export const COLD_FILL_MS_PER_CHAR = 0.01;
+
+/**
+ * A rate (ms per character) after a new measurement: a higher one is taken at once, a lower one eased
+ * in, so one fast pass after a slow one does not make the next slice large again.
+ */
+export function learnRate(rate, measured) {
+  if (!(measured >= 0) || !Number.isFinite(measured)) return rate;
+  return measured >= rate ? measured : 0.75 * rate + 0.25 * measured;
+}
+
 /** The class of the tail's last element: the streaming caret is drawn after it. */
 export const CARET_CLASS = "agentcell-caret-at";
 
@@ -46,7 +63,10 @@ export class AnswerView {
    * opened late) has no chunks yet. With `defer` (e.g. a zero timeout), it renders at most `slice`
    * characters of complete blocks per task and defers the rest, so no single task renders the whole
    * answer; without it, everything is rendered at once. `budgetMs` (with `defer`): a deferred slice also
-   * stops once its Markdown work has taken that long by `clock`, after at least one block.
+   * stops, after at least one block, once its Markdown work so far plus the sanitizer pass it will need
+   * (estimated from the passes before) would take longer than that by `clock`; and an update that would
+   * take longer than half of it (by the rate of the steps before) is deferred rather than done in the
+   * animation frame, whose style and layout follow in the same task.
    */
   constructor(el, { slice = Infinity, defer = null, budgetMs = Infinity, clock = () => performance.now() } = {}) {
     this.el = el; // .agentcell-markdown
@@ -54,6 +74,10 @@ export class AnswerView {
     this.defer = defer;
     this.budgetMs = budgetMs; // a deferred slice also stops at the first block past this many ms
     this.clock = clock;
+    // Measured costs (ms per character) of this browser, kept across texts: the sanitizer pass (`fill`),
+    // and a whole step (Markdown, sanitizer and DOM). Only read with a finite `budgetMs`.
+    this.fillRate = COLD_FILL_MS_PER_CHAR;
+    this.stepRate = 0;
     this.generation = 0;
     this.reset();
   }
@@ -77,6 +101,7 @@ export class AnswerView {
     this.text = null;
     this.final = false;
     this.pending = []; // {el, html, src}: rendered to HTML, filled in by `fill()` (one sanitizer pass per step)
+    this.pendingChars = 0; // the Markdown characters behind `pending`
     // Work done, for tests and benchmarks: markdown renders and the characters they covered.
     this.stats = { chunkRenders: 0, chunkChars: 0, tailRenders: 0, tailChars: 0, rerenders: 0, rerenderChars: 0 };
   }
@@ -124,7 +149,8 @@ export class AnswerView {
    * whose style and layout follow in the same task: a slice there made that task long.
    */
   advance() {
-    if (this.defer !== null && this.open.length > this.slice) this.later();
+    const costly = this.open.length > this.slice || this.open.length * this.stepRate > this.budgetMs / 2;
+    if (this.defer !== null && costly) this.later();
     else this.step();
   }
 
@@ -147,6 +173,7 @@ export class AnswerView {
    * (`deferred`) or a slice also stops its blocks at `budgetMs`; what is left waits for the next task.
    */
   step(deferred = false) {
+    const began = this.budgetMs === Infinity ? 0 : this.clock();
     const known = this.labels.length;
     const start = this.committed.length;
     const rest = this.open;
@@ -161,7 +188,9 @@ export class AnswerView {
     if (this.labels.length > known) this.markReferences(known);
     this.renderStale(deadline);
     this.renderTail(behind ? "" : open, tokens);
+    const work = this.pendingChars;
     this.fill();
+    if (this.budgetMs !== Infinity && work > 0) this.stepRate = learnRate(this.stepRate, (this.clock() - began) / work);
     // Where the streaming caret goes (widget.css). A class, not `.agentcell-md-tail > :last-child`: a rule
     // whose last part names no class makes the browser restyle the whole answer when the run's or the
     // slot's status attribute changes (the end of a long run), where a class is looked up.
@@ -207,9 +236,14 @@ export class AnswerView {
       this.learn(links, fresh);
       src = html = "";
       fresh = [];
-      if (deadline !== Infinity && i + 1 < blocks.length && this.clock() > deadline) return true;
+      if (deadline !== Infinity && i + 1 < blocks.length && this.past(deadline)) return true;
     }
     return false;
+  }
+
+  /** Would this step, with the sanitizer pass its renders so far need, end past `deadline`? */
+  past(deadline) {
+    return this.clock() + this.pendingChars * this.fillRate > deadline;
   }
 
   /** Keep the definitions of `labels` (from `links`) that are new: the first definition wins. */
@@ -224,6 +258,7 @@ export class AnswerView {
   addChunk(src, html, known) {
     const el = chunkElement();
     this.pending.push({ el, html, src });
+    this.pendingChars += src.length;
     if (this.group === null || this.group.childElementCount >= CHUNKS_PER_GROUP) {
       this.group = document.createElement("div");
       this.group.className = "agentcell-md-group";
@@ -260,12 +295,13 @@ export class AnswerView {
     while (this.stale.length > 0 && budget > 0) {
       const chunk = this.stale.shift();
       this.pending.push({ el: chunk.el, html: tokensToHtml(lexMarkdown(chunk.src, this.links)), src: chunk.src });
+      this.pendingChars += chunk.src.length;
       chunk.stale = false;
       chunk.renders++;
       budget -= chunk.src.length;
       this.stats.rerenders++;
       this.stats.rerenderChars += chunk.src.length;
-      if (deadline !== Infinity && this.clock() > deadline) break;
+      if (deadline !== Infinity && this.past(deadline)) break;
     }
   }
 
@@ -275,6 +311,7 @@ export class AnswerView {
       return;
     }
     this.pending.push({ el: this.tail, html: tokensToHtml(tokens), src: rest });
+    this.pendingChars += rest.length;
     this.stats.tailRenders++;
     this.stats.tailChars += rest.length;
   }
@@ -282,9 +319,13 @@ export class AnswerView {
   /** Put the sanitized HTML of this step's renders (new chunks, stale chunks, the tail) in place, in one pass. */
   fill() {
     const jobs = this.pending;
+    const chars = this.pendingChars;
     if (jobs.length === 0) return;
     this.pending = [];
+    this.pendingChars = 0;
+    const began = this.budgetMs === Infinity ? 0 : this.clock();
     const frags = sanitizeEach(jobs.map((job) => job.html));
     jobs.forEach((job, i) => job.el.replaceChildren(frags ? frags[i] : plainFragment(job.src)));
+    if (this.budgetMs !== Infinity && chars > 0) this.fillRate = learnRate(this.fillRate, (this.clock() - began) / chars);
   }
 }

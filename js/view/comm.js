@@ -2,7 +2,7 @@
 // `hint`), the snapshot request, and the render throttle (at most one render per animation frame,
 // with a timer fallback because rAF does not fire in hidden tabs).
 import { TERMINAL } from "../state.js";
-import { applyEvents, applyFinal } from "./store.js";
+import { applyEvents, applyFinal, unpackTexts } from "./store.js";
 
 export const TICK_MS = 250;
 
@@ -42,7 +42,8 @@ function onMessage(ctx, msg) {
   if (msg.kind === "snapshot") ctx.reset();
   else if (msg.kind !== "events") return;
   const { store } = ctx;
-  if (applyEvents(store, msg.events, ctx.reset)) anchor(ctx, store.state.lastT);
+  // A snapshot and the run's last batch come packed like the `final` trait (a long text sent once).
+  if (applyEvents(store, unpackTexts(msg.events), ctx.reset)) anchor(ctx, store.state.lastT);
   // Optional: the kernel's clock (seconds since run start) when it sent this message, so a view that
   // opens late during a long silent tool call still shows the true elapsed time.
   if (typeof msg.t === "number" && Number.isFinite(msg.t) && msg.t >= store.state.lastT) anchor(ctx, msg.t);

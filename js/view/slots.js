@@ -7,8 +7,10 @@ import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/do
 import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
 
-export function createBody() {
+/** `now`: the view's clock, which the answer views also time their work by. */
+export function createBody(now = () => performance.now()) {
   return {
+    now,
     runItemsEl: h("div", { class: "agentcell-run-items" }),
     slotsEl: h("div", { class: "agentcell-slots" }),
     slotViews: new Map(),
@@ -34,7 +36,7 @@ function itemEl(cache, item, rctx, key) {
   return next;
 }
 
-function newSlotView(slot) {
+function newSlotView(slot, now) {
   const sv = {
     nameEl: h("span", { class: "agentcell-slot-name" }),
     typeEl: h("span", { class: "agentcell-slot-type" }),
@@ -65,7 +67,7 @@ function newSlotView(slot) {
   // rendered a slice per task (at most ANSWER_SLICE characters, stopping early past ANSWER_SLICE_MS, in idle
   // time where the browser has it), so no single task renders all of it.
   sv.answerView = new AnswerView(sv.md, {
-    slice: ANSWER_SLICE, budgetMs: ANSWER_SLICE_MS, defer: whenIdle,
+    slice: ANSWER_SLICE, budgetMs: ANSWER_SLICE_MS, defer: whenIdle, clock: now,
   });
   return sv;
 }
@@ -168,7 +170,7 @@ export function renderBody(body, state, rctx, ctxKey) {
   const els = [];
   for (const slot of state.slots.values()) {
     let sv = body.slotViews.get(slot.name);
-    if (!sv) body.slotViews.set(slot.name, (sv = newSlotView(slot)));
+    if (!sv) body.slotViews.set(slot.name, (sv = newSlotView(slot, body.now)));
     renderSlot(slot, sv, rctx, ctxKey, ended);
     els.push(sv.section);
   }

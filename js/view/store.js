@@ -47,13 +47,14 @@ function resolveTexts(value, texts) {
 }
 
 /**
- * The events of a `final` trait as Python packed it (src/agentcell/shared_texts.py): a first element
+ * Events as Python packed them (src/agentcell/shared_texts.py: the `final` trait, a snapshot, the run's
+ * last batch): a first element
  * `{kind: "shared_texts", texts, events}` and, in the events it lists, `{agentcell_text: n}` for
  * `texts[n]` (a long text that occurs more than once travels once). `only` (an index into the
  * returned events, or null for all): resolve just that event. A list without the table is returned
  * as it is. The trait's own value is never changed.
  */
-export function unpackFinal(final, only = null) {
+export function unpackTexts(final, only = null) {
   const head = Array.isArray(final) ? final[0] : null;
   if (!head || head.kind !== TABLE_KIND || !Array.isArray(head.texts)) return final;
   const events = final.slice(1);
@@ -76,11 +77,11 @@ export function applyFinal(store, packed, reset) {
   const { state } = store;
   if (!state.ended) {
     reset();
-    applyEvents(store, unpackFinal(packed), reset);
+    applyEvents(store, unpackTexts(packed), reset);
     return true;
   }
   const lastAt = packed.length - 1 - (packed[0]?.kind === TABLE_KIND ? 1 : 0);
-  const final = unpackFinal(packed, lastAt);
+  const final = unpackTexts(packed, lastAt);
   const last = final[final.length - 1];
   const same = last && last.kind === "processing_complete" && last.run_id === state.runId && (typeof last.t !== "number" || last.t === state.endT);
   if (same && last.transcript) reduce(state, last);

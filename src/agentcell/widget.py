@@ -139,7 +139,7 @@ class AgentWidget(anywidget.AnyWidget):
         if isinstance(event, RunStarted):
             self.status = "running"
         if isinstance(event, ProcessingComplete):
-            self.flush()
+            self.flush(packed=True)
             # Status first: the first transcript dump builds pydantic-ai's message schema (~0.2 s once
             # per kernel), which must not delay the end a Stop click is waiting for.
             self.status = event.status
@@ -254,8 +254,14 @@ class AgentWidget(anywidget.AnyWidget):
         self.flush()
         self.status = "failed"
 
-    def flush(self) -> None:
-        """Send the pending events now, as one message."""
+    def flush(self, *, packed: bool = False) -> None:
+        """Send the pending events now, as one message.
+
+        `packed`: with each long text that occurs more than once sent once (`shared_texts.pack`). The run's
+        last batch holds the answer twice (`slot_completed.value` and `processing_complete.answer`): 560 KB
+        of JSON for a 50,000-token answer, which JupyterLab decodes in one task. Only there: a live batch
+        of tokens has no long text to share, and looking costs a pass over its events.
+        """
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
@@ -264,7 +270,7 @@ class AgentWidget(anywidget.AnyWidget):
         batch = self._pending.take()
         self._last_flush = time.monotonic()
         self.messages_sent += 1
-        self.send({"kind": "events", "events": batch, "t": self._now()})
+        self.send({"kind": "events", "events": pack(batch) if packed else batch, "t": self._now()})
 
     def _now(self) -> float:
         return round(time.monotonic() - self._t0, 3)
@@ -301,7 +307,7 @@ class AgentWidget(anywidget.AnyWidget):
                 # Flush first: every view then resets on the snapshot, so nothing is applied twice.
                 self.flush()
                 self.messages_sent += 1
-                self.send({"kind": "snapshot", "events": self.events_log.snapshot(), "t": self._now()})
+                self.send({"kind": "snapshot", "events": pack(self.events_log.snapshot()), "t": self._now()})
             case "approve" if self._on_approve is not None:
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
             case _:
