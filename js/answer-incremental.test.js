@@ -314,18 +314,25 @@ describe("a view that opens on a long answer renders it a slice per task", () =>
     expect(shownHtml(el)).toBe(fullHtml(text));
   });
 
-  it("an update whose steps have been slow is deferred out of the animation frame; a fast one is not", () => {
+  it("an update whose steps have been slow (or not yet measured) is deferred out of the animation frame; a fast one is not", () => {
     const el = document.createElement("div");
     const queue = [];
     const view = new AnswerView(el, { slice: 2000, defer: (fn) => queue.push(fn), budgetMs: 10, clock: () => 0 });
     const small = text.slice(0, 600);
+    expect(view.stepRate).toBe(COLD_FILL_MS_PER_CHAR); // nothing measured yet: the cold rate
     view.update(small, false);
-    expect(queue.length).toBe(0); // nothing measured yet: rendered at once
+    expect(queue.length).toBe(1); // 600 characters at the cold rate: 6 ms, more than half the budget
+    expect(shownHtml(el)).toBe(fullHtml(""));
+    queue.shift()();
     expect(shownHtml(el)).toBe(fullHtml(small));
-    view.stepRate = 0.02; // 600 characters would take 12 ms: more than half the budget
+    expect(view.stepRate).toBeLessThan(COLD_FILL_MS_PER_CHAR); // measured (0 by this clock), eased in
+    view.update(text.slice(0, 700), false);
+    expect(queue.length).toBe(0); // 100 more characters at the lower rate: rendered in the frame
+    expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 700)));
+    view.stepRate = 0.02; // 500 more characters would take 10 ms: more than half the budget
     view.update(text.slice(0, 1200), false);
     expect(queue.length).toBe(1);
-    expect(shownHtml(el)).toBe(fullHtml(small)); // nothing rendered in the frame
+    expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 700))); // nothing rendered in the frame
     queue.shift()();
     expect(shownHtml(el)).toBe(fullHtml(text.slice(0, 1200)));
     expect(view.stepRate).toBeLessThan(0.02); // measured at 0 by this clock: eased down

@@ -1,6 +1,6 @@
 // The `final` trait as Python sends it (src/agentcell/shared_texts.py): a long text that occurs more
 // than once travels once, in a table that is the list's first element. Views read it as the plain log.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createView } from "./view.js";
 import { unpackTexts } from "./view/store.js";
 import { FakeModel } from "./test/fake-model.js";
@@ -39,6 +39,17 @@ function packedRun() {
   ];
 }
 
+// A view renders an answer that arrives whole in idle callbacks (the first one too: its cost is not
+// known yet): they queue here, and `settle()` runs them.
+let idle = [];
+beforeEach(() => {
+  idle = [];
+  globalThis.requestIdleCallback = (fn) => idle.push(fn);
+});
+function settle() {
+  while (idle.length) idle.shift()();
+}
+
 let mounted = [];
 function mount(traits) {
   const model = new FakeModel(traits);
@@ -49,6 +60,7 @@ function mount(traits) {
   return { model, el, view, $: (s) => el.querySelector(s) };
 }
 afterEach(() => {
+  delete globalThis.requestIdleCallback;
   for (const { view, el } of mounted) {
     view.destroy();
     el.remove();
@@ -90,6 +102,7 @@ describe("the packed final trait", () => {
   it("a view with no kernel renders the packed trait as it renders the plain one, and exports the exact transcript", async () => {
     const a = mount({ status: "completed", final: plainRun() });
     const b = mount({ status: "completed", final: packedRun() });
+    settle();
     const slots = (x) => x.$(".agentcell-slots").innerHTML;
     expect(b.$('.agentcell-answer[data-slot="answer"]').textContent).toContain("word249");
     expect(slots(b)).toBe(slots(a));
@@ -103,6 +116,7 @@ describe("the packed final trait", () => {
     live[live.length - 1] = ev.done("completed", { answer: ANSWER }); // the live batch has no transcript
     model.emit({ kind: "events", events: live });
     view.flush();
+    settle();
     const html = $(".agentcell-slots").innerHTML;
     model.set("status", "completed");
     model.set("final", packedRun());
@@ -122,6 +136,7 @@ describe("the packed final trait", () => {
       v.view.flush();
       views.push(v);
     }
+    settle();
     expect(views[0].$('.agentcell-answer[data-slot="answer"]').textContent).toContain("word249");
     expect(slots(views[1])).toBe(slots(views[0]));
     expect(slots(views[2])).toBe(slots(views[0]));

@@ -75,9 +75,10 @@ export class AnswerView {
     this.budgetMs = budgetMs; // a deferred slice also stops at the first block past this many ms
     this.clock = clock;
     // Measured costs (ms per character) of this browser, kept across texts: the sanitizer pass (`fill`),
-    // and a whole step (Markdown, sanitizer and DOM). Only read with a finite `budgetMs`.
+    // and a whole step (Markdown, sanitizer and DOM). Only read with a finite `budgetMs`. Both start at the
+    // cold rate: a view's first render of a long text leaves the animation frame, and its first slice is small.
     this.fillRate = COLD_FILL_MS_PER_CHAR;
-    this.stepRate = 0;
+    this.stepRate = COLD_FILL_MS_PER_CHAR;
     this.generation = 0;
     this.reset();
   }
