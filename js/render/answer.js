@@ -17,10 +17,11 @@ import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitize
 export const ANSWER_SLICE = 3000;
 
 /**
- * Milliseconds of Markdown work a deferred slice may take before it stops at the next block (the
- * sanitizer and the DOM then take about as long again). A slice's characters alone did not bound its
- * time: the first slices run before the browser has optimized the lexer, and on a quiet machine two of
- * them took 49 and 55 ms (BENCHMARKS.md §4, session 11).
+ * Milliseconds a deferred slice may take: it stops at the first block past them, counting its Markdown work
+ * so far and the sanitizer pass its renders will need (estimated at the rate measured on the passes before).
+ * Characters alone did not bound a slice's time: the first slices run before the browser has optimized the
+ * lexer (two took 49 and 55 ms on a quiet machine, session 11), and the sanitizer pass after the Markdown
+ * work, uncounted until session 12, took 3-15 ms warm and 34 ms cold (BENCHMARKS.md §4).
  */
 export const ANSWER_SLICE_MS = 10;
 

@@ -52,12 +52,12 @@ function resolveTexts(value, texts) {
  * `{kind: "shared_texts", texts, events}` and, in the events it lists, `{agentcell_text: n}` for
  * `texts[n]` (a long text that occurs more than once travels once). `only` (an index into the
  * returned events, or null for all): resolve just that event. A list without the table is returned
- * as it is. The trait's own value is never changed.
+ * as it is. The given list is never changed.
  */
-export function unpackTexts(final, only = null) {
-  const head = Array.isArray(final) ? final[0] : null;
-  if (!head || head.kind !== TABLE_KIND || !Array.isArray(head.texts)) return final;
-  const events = final.slice(1);
+export function unpackTexts(packed, only = null) {
+  const head = Array.isArray(packed) ? packed[0] : null;
+  if (!head || head.kind !== TABLE_KIND || !Array.isArray(head.texts)) return packed;
+  const events = packed.slice(1);
   const holders = Array.isArray(head.events) ? head.events : [];
   for (const at of holders) {
     const i = at - 1;
