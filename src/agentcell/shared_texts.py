@@ -9,10 +9,11 @@ repeated long string replaced by a reference into one table, the list's first el
     [{"kind": "shared_texts", "texts": [text, ...], "events": [i, ...]}, event, event, ...]
 
 A reference is `{"agentcell_text": n}` (`texts[n]`); `events` lists the positions (in the packed list)
-of the events that hold one, so a reader resolves those only (`js/view/store.js` `unpackFinal`). A log
+of the events that hold one, so a reader resolves those only (`js/view/store.js` `unpackTexts`). A log
 with no repeated long text, or one whose data already holds a dict shaped like a reference, is sent
 as it is. Python keeps the plain list (`AgentWidget.final`); only the JSON sent to the browser and
-written in saved widget state is packed.
+written in saved widget state is packed. The run's last live batch and a snapshot are packed the same way
+(`AgentWidget.flush`): the last batch holds the answer twice (the slot's value and the run's answer).
 """
 
 from __future__ import annotations
