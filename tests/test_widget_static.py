@@ -195,6 +195,25 @@ def test_show_puts_out_the_view_and_a_static_twin_updated_with_provenance(
     assert "sk-secret" not in dumped and "t0k" not in dumped
 
 
+def test_the_twin_keeps_a_long_answer_whole_in_its_html_and_the_text_budget_in_its_plain_text(
+    shown: _Display, run_events: tuple[list[WireEvent], RunResult]
+) -> None:
+    from agentcell.static_view import TEXT_BUDGET
+
+    _, result = run_events
+    answer = "".join(f"Line {i} of a long answer.\n" for i in range(2 * TEXT_BUDGET // 20))
+    w = AgentWidget()
+    w.show()
+    w.apply(RunStarted(run_id=result.run_id, model=result.model))
+    w.apply(TokenDelta(run_id=result.run_id, slot="answer", text=answer))
+    w.apply(ProcessingComplete(run_id=result.run_id, status="completed", result=result))
+    data = shown.calls[-1][1]
+    last = answer.splitlines()[-1]
+    assert last in data["text/html"] and last not in data["text/plain"]
+    assert "Line 0 of a long answer." in data["text/plain"] and len(data["text/plain"]) < TEXT_BUDGET + 2_000
+    assert "more characters of this answer: the HTML of this output holds all of it]" in data["text/plain"]
+
+
 def test_the_next_cell_republishes_the_final_output_without_rendering_it_again(
     shown: _Display, run_events: tuple[list[WireEvent], RunResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,7 +227,7 @@ def test_the_next_cell_republishes_the_final_output_without_rendering_it_again(
     w.apply(TokenDelta(run_id=result.run_id, slot="answer", text="Dr Ada."))
     w.apply(ProcessingComplete(run_id=result.run_id, status="completed", result=result))
     renders: list[int] = []
-    for name in ("render_html", "render_text"):
+    for name in ("render_html", "render_text", "transcript_html", "transcript_text"):
         original = getattr(static_view, name)
         monkeypatch.setattr(static_view, name, lambda *a, _f=original, **k: renders.append(1) or _f(*a, **k))
     assert w.republish() is True

@@ -29,6 +29,7 @@ from pydantic_core import to_jsonable_python
 
 from .batch import Batch
 from .batch.results import GROUPS, RowResult
+from .static_view import NO_MATH
 from .wire import to_wire
 
 STATIC = pathlib.Path(__file__).parent / "static"
@@ -291,8 +292,9 @@ def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
     table = ("<table><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr></thead><tbody>"
              + "".join(cells) + "</tbody></table>")
     status = batch.result.status if batch.result is not None else "running"
-    opening = f'<div class="agentcell-static" data-status="{status}"><p class="ac-head">{html.escape(head)}</p>'
-    return {"text/html": f"{opening}{table}{more}</div>",
+    opening = (f'<div class="agentcell-static" data-status="{status}"><div class="{NO_MATH}">'
+               f'<p class="ac-head">{html.escape(head)}</p>')
+    return {"text/html": f"{opening}{table}{more}</div></div>",
             "text/plain": "\n".join(lines)}
 
 

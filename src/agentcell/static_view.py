@@ -28,11 +28,22 @@ MIME_PLAIN = "text/plain"
 UNFINISHED = "still running when this output was saved"
 MARKDOWN_BUDGET = 30_000
 """Characters of answer text per transcript rendered as Markdown; the rest of a longer answer is kept verbatim
-as plain text (still all there, and all of it in `text/plain`). JupyterLab reads every HTML output of a cell
+as plain text (still all there). JupyterLab reads every HTML output of a cell
 again with its sanitizer, in one task, whenever the cell's outputs change (its table of contents), and renders
 it: for the 50,000-token answer of BENCHMARKS.md §4 rendered as Markdown (381 KB of markup) the sanitizer
 alone took 81–300 ms, for the same text as plain text 5–16 ms."""
 PLAIN_NOTE = "The rest of this answer ({n:,} characters) is shown as plain text in the saved view."
+TEXT_BUDGET = 30_000
+"""Characters of answer text per transcript in a saved output's `text/plain`; a longer answer is cut there, with a
+note, and kept whole in the same output's HTML. The plain text is the fallback of readers that show no HTML, and
+every byte of it costs JupyterLab at the run's end: it decodes the output update, copies it into the notebook's
+shared model and keeps it, in one task. For the 50,000-token answer of BENCHMARKS.md §4 the full plain text was
+267 KB of a 589 KB update. `%agent show` prints the whole transcript (no budget)."""
+TEXT_CUT_NOTE = "[… {n:,} more characters of this answer: the HTML of this output holds all of it]"
+NO_MATH = "ac-body tex2jax_ignore mathjax_ignore"
+"""The class of the transcript's body: JupyterLab and nbconvert's pages typeset HTML outputs with MathJax, which
+would turn an answer's "$5 and $10" into math the live view never shows (it renders no math), and would scan all
+of a long answer's text at the run's end to find none."""
 
 # Scoped to the rendering; JupyterLab's theme variables with neutral fallbacks. Renderers that strip
 # <style> (GitHub, sanitizers) still get readable semantic HTML. The first rule hides the widget
@@ -99,7 +110,7 @@ def _typed(slot: Slot) -> bool:
 
 
 class _Budget:
-    """What is left of `MARKDOWN_BUDGET` while a transcript is rendered (answers in slot order)."""
+    """What is left of a budget of answer characters while a transcript is rendered (answers in slot order)."""
 
     def __init__(self, chars: int) -> None:
         self.left = chars
@@ -114,6 +125,16 @@ def _answer_html(text: str, budget: _Budget) -> str:
     rest = text[cut:]
     note = f'<div class="ac-muted"><em>{e(PLAIN_NOTE.format(n=len(rest)))}</em></div>'
     return f'{markdown_html(text[:cut]) if cut else ""}{note}<div class="ac-plain">{e(rest)}</div>'
+
+
+def _cut_answer(text: str, budget: _Budget) -> str:
+    if len(text) <= budget.left:
+        budget.left -= len(text)
+        return text
+    cut = text.rfind("\n", 0, budget.left + 1) if budget.left else 0
+    cut = cut if cut > budget.left // 2 else budget.left  # at a line's end when one is near, else mid-line
+    budget.left = 0
+    return text[:cut] + ("\n" if cut else "") + TEXT_CUT_NOTE.format(n=len(text) - cut)
 
 
 def _slot_html(slot: Slot, *, ended: bool, budget: _Budget) -> str:
@@ -158,16 +179,23 @@ def transcript_html(
     teach = saved_teaching(tr) if teaching else ""  # folded; on top, as on the widget (static_teaching.py)
     css = _CSS + (teaching_css() if teach else "")
     out = [f'<div class="agentcell-static" data-status="{e(tr.status)}"{marker}>', f"<style>{css}</style>",
-           f'<div class="ac-head">{" · ".join(head)}</div>', teach]
+           f'<div class="{NO_MATH}">', f'<div class="ac-head">{" · ".join(head)}</div>', teach]
     out += [item_html(item, ended=tr.ended) for item in tr.items]
     budget = _Budget(MARKDOWN_BUDGET)
     out += [_slot_html(slot, ended=tr.ended, budget=budget) for slot in tr.slots.values()]
-    out.append("</div>")
+    out.append("</div></div>")
     return "\n".join(out)
 
 
-def transcript_text(tr: Transcript, provenance: Mapping[str, Any] | None = None) -> str:
-    """The run as plain text: header, tool calls and answers (the last-resort fallback)."""
+def transcript_text(
+    tr: Transcript, provenance: Mapping[str, Any] | None = None, *, answer_chars: int | None = None
+) -> str:
+    """The run as plain text: header, tool calls and answers (the last-resort fallback).
+
+    `answer_chars`: at most this many characters of answer text in all (`TEXT_BUDGET` for a saved output); the
+    rest of a longer answer is replaced by a note saying how much follows. `None`: every answer whole.
+    """
+    budget = _Budget(answer_chars) if answer_chars is not None else None
     model = tr.model or str((provenance or {}).get("model", ""))
     lines = [f"%%agent · {model or '?'} · {status_label(tr.status)} · {tr.elapsed:.1f} s · {_usage_text(tr.usage)}"
              + ("" if tr.ended else f" · {UNFINISHED}")]
@@ -179,7 +207,8 @@ def transcript_text(tr: Transcript, provenance: Mapping[str, Any] | None = None)
         if _typed(slot):
             lines.append(as_json(slot.value))
         elif slot.answer():
-            lines.append(slot.answer() + (" [partial]" if slot.answer_stopped or not slot.has_value else ""))
+            answer = slot.answer() if budget is None else _cut_answer(slot.answer(), budget)
+            lines.append(answer + (" [partial]" if slot.answer_stopped or not slot.has_value else ""))
         if slot.error:
             lines.append(f"  error: {slot.error}")
     return "\n".join(lines)
@@ -192,6 +221,9 @@ def render_html(
     return transcript_html(Transcript.from_wire(events), provenance, alone=alone)
 
 
-def render_text(events: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None) -> str:
-    """Wire events as the plain-text transcript."""
-    return transcript_text(Transcript.from_wire(events), provenance)
+def render_text(
+    events: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any] | None = None, *,
+    answer_chars: int | None = None,
+) -> str:
+    """Wire events as the plain-text transcript (`answer_chars` as in `transcript_text`)."""
+    return transcript_text(Transcript.from_wire(events), provenance, answer_chars=answer_chars)

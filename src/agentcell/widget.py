@@ -205,17 +205,17 @@ class AgentWidget(anywidget.AnyWidget):
 
         While it runs: an empty placeholder, or with `so_far` the transcript so far (marked unfinished).
         """
-        from .static_view import render_html, render_text
-
-        if self.final:
-            data = {"text/html": render_html(self.final, self.output_metadata),
-                    "text/plain": render_text(self.final, self.output_metadata)}
-            return data, {"agentcell": self.output_metadata}
-        if not so_far or not len(self.events_log):
+        if not self.final and (not so_far or not len(self.events_log)):
             return {"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""}, {}
-        events = self.events_log.snapshot()
-        data = {"text/html": render_html(events, self.provenance), "text/plain": render_text(events, self.provenance)}
-        return data, {}
+        from .static_view import TEXT_BUDGET, transcript_html, transcript_text
+        from .transcript import Transcript
+
+        events, facts = (self.final, self.output_metadata) if self.final else (self.events_log.snapshot(),
+                                                                               self.provenance)
+        tr = Transcript.from_wire(events)  # reduced once for both renderings
+        data = {"text/html": transcript_html(tr, facts),
+                "text/plain": transcript_text(tr, facts, answer_chars=TEXT_BUDGET)}
+        return data, ({"agentcell": self.output_metadata} if self.final else {})
 
     def _update_output(self) -> None:
         if self.shown:

@@ -172,6 +172,22 @@ def wait_cell_done(page: Any, index: int) -> None:
         re.compile(r"\[\d+\]:"), timeout=60_000)
 
 
+def dismiss_kernel_dialog(page: Any) -> None:
+    """A notebook without a kernelspec asks for a kernel: answer "No Kernel"."""
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    dialog = page.locator(".jp-Dialog")
+    try:
+        dialog.wait_for(timeout=5_000)
+    except sync_api.TimeoutError:
+        return
+    no_kernel = dialog.get_by_role("button", name=re.compile("No Kernel", re.I))
+    if no_kernel.count():
+        no_kernel.first.click()
+    else:
+        page.keyboard.press("Escape")
+    sync_api.expect(dialog).to_have_count(0)
+
+
 def screenshot(page: Any, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / name

@@ -8,12 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
+from nbformat.sign import NotebookNotary
 
 from agentcell.static_view import render_html
-from tests.browser.lab import ARTIFACTS
+from tests.browser.lab import ARTIFACTS, Lab, dismiss_kernel_dialog, sync_api
 
 pytestmark = pytest.mark.browser
+expect = sync_api.expect
 
 PAYLOADS: list[str] = json.loads((Path(__file__).parents[1] / "fixtures" / "xss-payloads.json").read_text())
 R = "static-xss"
@@ -64,3 +67,30 @@ def test_static_transcript_renders_markdown_and_no_payload_runs(page: Any, tmp_p
     assert handlers == []
     ARTIFACTS.mkdir(exist_ok=True)
     static.screenshot(path=str(ARTIFACTS / "static-xss.png"))
+
+
+def test_jupyterlab_does_not_typeset_dollar_signs_in_a_saved_transcript(lab: Lab, page: Any) -> None:
+    """JupyterLab typesets HTML outputs with MathJax; the live view renders no math, so neither does its twin:
+    "$5 and $10" stays as the model wrote it (a Markdown cell's `$y^2$` beside it shows MathJax ran)."""
+    answer = "It costs $5 and $10, and $x^2$ stays as typed."
+    events = [
+        {"kind": "run_started", "run_id": "m", "model": "m", "slots": [{"name": "answer", "type": "text"}], "t": 0},
+        {"kind": "slot_started", "run_id": "m", "slot": "answer", "slot_type": "text", "index": 0, "t": 0.1},
+        {"kind": "token_delta", "run_id": "m", "slot": "answer", "text": answer, "round": 1, "t": 0.2},
+        {"kind": "slot_completed", "run_id": "m", "slot": "answer", "value": answer, "t": 0.3},
+        {"kind": "processing_complete", "run_id": "m", "status": "completed", "answer": answer, "t": 0.4},
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("Math shows here: $y^2$"),
+                nbformat.v4.new_code_cell("%%agent\nPrices?\n[[answer]]", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/html": render_html(events), "text/plain": answer})])]
+    NotebookNotary().sign(nb)  # trusted, like a notebook JupyterLab saved itself
+    nbformat.write(nb, lab.root / "dollars.ipynb")
+    page.goto(lab.url("lab/tree/dollars.ipynb"))
+    dismiss_kernel_dialog(page)
+    expect(page.locator(".jp-MarkdownCell mjx-container")).to_have_count(1, timeout=30_000)  # MathJax is loaded
+    static = page.locator(".agentcell-static")
+    expect(static.locator(".ac-answer")).to_have_text(answer)
+    page.wait_for_timeout(500)  # an output's typesetting would have landed by now
+    assert static.locator("mjx-container").count() == 0
+    assert "$5 and $10" in static.inner_text()

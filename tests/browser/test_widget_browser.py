@@ -19,6 +19,7 @@ from tests.browser.lab import (
     ARTIFACTS,
     Lab,
     cell,
+    dismiss_kernel_dialog,
     open_notebook,
     run_cell,
     screenshot,
@@ -330,7 +331,7 @@ def test_saved_notebook_shows_the_run_without_a_kernel(lab: Lab, page: Any, tmp_
         nokernel.metadata.pop(key, None)
     _sign_and_write(nokernel, lab.root / "nokernel.ipynb")
     page.goto(lab.url("lab/tree/nokernel.ipynb"))
-    _dismiss_kernel_dialog(page)
+    dismiss_kernel_dialog(page)
     static = cell(page, 1).locator(".agentcell-static")
     expect(static).to_be_visible()
     expect(static).to_contain_text("Dr Ada Lovelace")
@@ -352,7 +353,7 @@ def test_saved_notebook_shows_the_run_without_a_kernel(lab: Lab, page: Any, tmp_
     bare.metadata.pop("widgets", None)
     nbformat.write(bare, lab.root / "bare.ipynb")
     page.goto(lab.url("lab/tree/bare.ipynb"))
-    _dismiss_kernel_dialog(page)
+    dismiss_kernel_dialog(page)
     static = cell(page, 1).locator(".agentcell-static")
     expect(static).to_contain_text("Dr Ada Lovelace")
     expect(static).to_contain_text("lookup")
@@ -376,19 +377,3 @@ def _sign_and_write(nb: Any, path: Path) -> None:
 
     NotebookNotary().sign(nb)
     nbformat.write(nb, path)
-
-
-def _dismiss_kernel_dialog(page: Any) -> None:
-    """A notebook without a kernelspec asks for a kernel: answer "No Kernel"."""
-    page.wait_for_selector(".jp-Notebook .jp-Cell")
-    dialog = page.locator(".jp-Dialog")
-    try:
-        dialog.wait_for(timeout=5_000)
-    except sync_api.TimeoutError:
-        return
-    no_kernel = dialog.get_by_role("button", name=re.compile("No Kernel", re.I))
-    if no_kernel.count():
-        no_kernel.first.click()
-    else:
-        page.keyboard.press("Escape")
-    expect(dialog).to_have_count(0)
