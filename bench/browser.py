@@ -35,6 +35,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -343,12 +344,17 @@ def read_trace(cdp: Any) -> list[dict[str, Any]]:
     return events
 
 
+def main_thread_spans(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The complete ("X") trace events of the page's main thread."""
+    main = {(e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name"
+            and e.get("args", {}).get("name") == "CrRendererMain"}
+    return [e for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in main]
+
+
 def long_task_anatomy(events: list[dict[str, Any]], threshold_ms: float = GOAL_LONG_TASK_MS) -> list[dict[str, Any]]:
     """For each main-thread task over the threshold: where its time went (trace event names, and the
     script functions it called), summed over nested events (`--trace`)."""
-    main = {(e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name"
-            and e.get("args", {}).get("name") == "CrRendererMain"}
-    spans = [e for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in main]
+    spans = main_thread_spans(events)
     tasks = [e for e in spans if e["name"] == "RunTask" and e.get("dur", 0) > threshold_ms * 1000]
     out = []
     for task in tasks:
@@ -461,56 +467,63 @@ def stop_figures(stops: list[dict[str, float]]) -> dict[str, Any]:
     }
 
 
-def run_all(args: argparse.Namespace, machine: Any, payload: dict[str, Any]) -> None:
-    server = FakeOpenAI(default=long_reply).start()
-    if server._loop is not None:  # a client reset leaves the server's "gone" read with an unread exception
-        server._loop.set_exception_handler(lambda _loop, _ctx: None)
+@contextlib.contextmanager
+def lab_page(name: str, cells: list[str], *, timeout_ms: int, init_script: str | None = None) -> Iterator[Any]:
+    """A JupyterLab server (`tests/browser/lab.py`'s) with notebook `name` of `cells` open in Chromium: the page.
+    Closed, its kernels shut down, and the server stopped on the way out."""
     factory = _Factory()
     lab_gen = labmod.lab.__wrapped__(factory)  # type: ignore[attr-defined]  # the fixture's generator
     lab = next(lab_gen)
     try:
-        lab.write_notebook("bench.ipynb", [
-            "%load_ext agentcell",
-            SETUP.format(base_url=server.base_url, tokens=args.tokens),
-            STOP_CELL,
-            STREAM_CELL,
-            "# the plain-print baseline goes here",
-        ])
+        lab.write_notebook(name, cells)
         with labmod.sync_api.sync_playwright() as p:
             ctx = p.chromium.launch_persistent_context(
                 str(factory.mktemp("profile")), executable_path=labmod.CHROMIUM, headless=True, args=labmod.ARGS,
                 viewport={"width": 1200, "height": 900})
-            ctx.add_init_script(WS_COUNTER)
+            if init_script is not None:
+                ctx.add_init_script(init_script)
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
-            page.set_default_timeout(60_000)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            console: list[str] = []
-            page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text[:300]}")
-                    if msg.type in ("error", "warning") else None)
+            page.set_default_timeout(timeout_ms)
             try:
-                labmod.open_notebook(page, lab, "bench.ipynb")
-                for i in (0, 1):
-                    labmod.run_cell(page, i)
-                    labmod.wait_cell_done(page, i)
-                machine.sample()
-                if args.only in ("all", "stop"):
-                    payload["stop_click"] = stop_figures(stop_clicks(page, server, 2, args.stops))
-                    machine.sample()
-                    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-                if args.only in ("all", "stream"):
-                    cost = stream_cost(page, 3, args.tokens, profile=args.profile, trace=args.trace,
-                                       anatomy_ms=args.anatomy_ms)
-                    payload["stream_cost"] = {"tokens": args.tokens, **cost}
-                    machine.sample()
-                payload["page_errors"] = errors
-                payload["console_warnings"] = console
+                labmod.open_notebook(page, lab, name)
+                yield page
             finally:
                 ctx.close()
                 lab.delete_sessions()
     finally:
         with contextlib.suppress(StopIteration):
             next(lab_gen)
+
+
+def run_all(args: argparse.Namespace, machine: Any, payload: dict[str, Any]) -> None:
+    server = FakeOpenAI(default=long_reply).start()
+    if server._loop is not None:  # a client reset leaves the server's "gone" read with an unread exception
+        server._loop.set_exception_handler(lambda _loop, _ctx: None)
+    cells = ["%load_ext agentcell", SETUP.format(base_url=server.base_url, tokens=args.tokens), STOP_CELL,
+             STREAM_CELL, "# the plain-print baseline goes here"]
+    try:
+        with lab_page("bench.ipynb", cells, timeout_ms=60_000, init_script=WS_COUNTER) as page:
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            console: list[str] = []
+            page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text[:300]}")
+                    if msg.type in ("error", "warning") else None)
+            for i in (0, 1):
+                labmod.run_cell(page, i)
+                labmod.wait_cell_done(page, i)
+            machine.sample()
+            if args.only in ("all", "stop"):
+                payload["stop_click"] = stop_figures(stop_clicks(page, server, 2, args.stops))
+                machine.sample()
+                page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+            if args.only in ("all", "stream"):
+                cost = stream_cost(page, 3, args.tokens, profile=args.profile, trace=args.trace,
+                                   anatomy_ms=args.anatomy_ms)
+                payload["stream_cost"] = {"tokens": args.tokens, **cost}
+                machine.sample()
+            payload["page_errors"] = errors
+            payload["console_warnings"] = console
+    finally:
         server.close()
 
 

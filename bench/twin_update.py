@@ -17,7 +17,6 @@ model, rendering the HTML, MathJax, the prompt overlay, its table of contents). 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,60 +45,45 @@ print({k: [len(v["text/html"]), len(v["text/plain"])] for k, v in V.items()})
 
 
 def main_thread_tasks(events: list[dict[str, Any]], over_ms: float) -> list[float]:
-    main = {(e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name"
-            and e.get("args", {}).get("name") == "CrRendererMain"}
-    return sorted((e["dur"] / 1000 for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in main
-                   and e["name"] == "RunTask" and e.get("dur", 0) > over_ms * 1000), reverse=True)
+    return sorted((e["dur"] / 1000 for e in B.main_thread_spans(events)
+                   if e["name"] == "RunTask" and e.get("dur", 0) > over_ms * 1000), reverse=True)
+
+
+def finished_run(page: Any) -> str:
+    """Run the notebook to the end of its 50,000-token run; the variants' sizes (HTML, plain text)."""
+    for i in (0, 1):
+        labmod.run_cell(page, i)
+        labmod.wait_cell_done(page, i)
+    page.evaluate(B.OBSERVE)
+    labmod.run_cell(page, 2)
+    B.wait_in_page(page, "window.__bench.completedAt !== null", None, 600)
+    page.wait_for_timeout(3000)
+    labmod.run_cell(page, 3)
+    labmod.wait_cell_done(page, 3)
+    return str(labmod.cell(page, 3).locator(".jp-OutputArea-output").inner_text())
 
 
 def measure(reps: int) -> dict[str, Any]:
     names = ["before", "full_plain", "no_wrapper", "after"]
-    factory = B._Factory()
-    lab_gen = labmod.lab.__wrapped__(factory)  # type: ignore[attr-defined]
-    lab = next(lab_gen)
     tasks: dict[str, list[list[float]]] = {n: [] for n in names}
-    try:
-        lab.write_notebook("twin.ipynb", ["%load_ext agentcell", B.SETUP.format(base_url="http://127.0.0.1:9",
-                                          tokens=50_000), B.STREAM_CELL, VARIANTS_CELL, "pass"])
-        with labmod.sync_api.sync_playwright() as p:
-            ctx = p.chromium.launch_persistent_context(
-                str(factory.mktemp("profile")), executable_path=labmod.CHROMIUM, headless=True, args=labmod.ARGS,
-                viewport={"width": 1200, "height": 900})
-            page = ctx.pages[0] if ctx.pages else ctx.new_page()
-            page.set_default_timeout(120_000)
-            try:
-                labmod.open_notebook(page, lab, "twin.ipynb")
-                for i in (0, 1):
-                    labmod.run_cell(page, i)
-                    labmod.wait_cell_done(page, i)
-                page.evaluate(B.OBSERVE)
-                labmod.run_cell(page, 2)
-                B.wait_in_page(page, "window.__bench.completedAt !== null", None, 600)
-                page.wait_for_timeout(3000)
-                labmod.run_cell(page, 3)
-                labmod.wait_cell_done(page, 3)
-                sizes = labmod.cell(page, 3).locator(".jp-OutputArea-output").inner_text()
-                cdp = page.context.new_cdp_session(page)
-                for _ in range(reps):
-                    for name in names:
-                        reset = "update_display(EMPTY, raw=True, display_id=w.static_display_id)"
-                        page.evaluate(B.SET_SOURCE, [4, reset])
-                        labmod.run_cell(page, 4)
-                        page.wait_for_timeout(1500)
-                        page.evaluate(B.SET_SOURCE, [4, f"update_display(V[{name!r}], metadata=md, raw=True, "
-                                                        "display_id=w.static_display_id)"])
-                        cdp.send("Tracing.start", {"categories": B.TRACE_CATEGORIES, "transferMode": "ReturnAsStream"})
-                        page.wait_for_timeout(300)
-                        labmod.run_cell(page, 4)
-                        page.wait_for_timeout(2500)
-                        tasks[name].append([round(t, 1) for t in main_thread_tasks(B.read_trace(cdp), 8.0)])
-                        print(name, tasks[name][-1], flush=True)
-            finally:
-                ctx.close()
-                lab.delete_sessions()
-    finally:
-        with contextlib.suppress(StopIteration):
-            next(lab_gen)
+    cells = ["%load_ext agentcell", B.SETUP.format(base_url="http://127.0.0.1:9", tokens=50_000), B.STREAM_CELL,
+             VARIANTS_CELL, "pass"]
+    with B.lab_page("twin.ipynb", cells, timeout_ms=120_000) as page:
+        sizes = finished_run(page)
+        cdp = page.context.new_cdp_session(page)
+        for _ in range(reps):
+            for name in names:
+                page.evaluate(B.SET_SOURCE, [4, "update_display(EMPTY, raw=True, display_id=w.static_display_id)"])
+                labmod.run_cell(page, 4)
+                page.wait_for_timeout(1500)
+                page.evaluate(B.SET_SOURCE, [4, f"update_display(V[{name!r}], metadata=md, raw=True, "
+                                                "display_id=w.static_display_id)"])
+                cdp.send("Tracing.start", {"categories": B.TRACE_CATEGORIES, "transferMode": "ReturnAsStream"})
+                page.wait_for_timeout(300)
+                labmod.run_cell(page, 4)
+                page.wait_for_timeout(2500)
+                tasks[name].append([round(t, 1) for t in main_thread_tasks(B.read_trace(cdp), 8.0)])
+                print(name, tasks[name][-1], flush=True)
     longest = {n: sorted(r[0] if r else 0.0 for r in rows) for n, rows in tasks.items()}
     return {"sizes_html_plain": sizes, "tasks_over_8ms": tasks, "longest_sorted": longest,
             "longest_median_ms": {n: _common.median(v) for n, v in longest.items()}}
