@@ -279,12 +279,13 @@ describe("event kinds", () => {
     send(ev.runStarted(), ev.slotStarted(), { kind: "model_request", run_id: "run-1", slot: "answer", round: 1, request: { messages: [{ role: "user", content: "hi" }] }, t: 0.1 });
     const p = $(".agentcell-payload");
     expect(p.classList.contains("agentcell-teach-only")).toBe(true);
-    expect(p.textContent).toContain('"content": "hi"');
+    expect(p.textContent).toContain("model request");
     expect($(".agentcell").dataset.teaching).toBe("false");
     $(".agentcell-teach").click();
     view.flush();
     expect($(".agentcell").dataset.teaching).toBe("true");
     expect($(".agentcell-teach").getAttribute("aria-pressed")).toBe("true");
+    expect($(".agentcell-payload").textContent).toContain('"content": "hi"');
   });
 
   it("model and tool text never becomes markup outside the Markdown answer", () => {

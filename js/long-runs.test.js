@@ -226,12 +226,36 @@ describe("teaching payloads (run_started.tool_schemas, model_request, model_resp
       "model request · round 2 · 1 message (after 3 earlier messages) · 1 tool offered",
       "model response · round 2 · 1 part · 1.5k in / 8 out · gpt-4o-mini",
     ]);
-    const req1 = JSON.parse(p[0].querySelector("pre").textContent);
-    expect(req1.messages[1]).toEqual({ role: "user", content: "Who leads PSYC605?" });
-    expect(JSON.parse(p[1].querySelector("pre").textContent).parts[0].tool_name).toBe("lookup_module");
+    // Hidden in the normal view, and their JSON is not written until the teaching view shows it.
     expect(p.every((e) => !visible(e))).toBe(true);
+    expect(p.map((e) => e.querySelector("pre"))).toEqual([null, null, null, null]);
     teach();
-    expect($$(".agentcell-payload").every((e) => visible(e))).toBe(true);
+    const shown = $$(".agentcell-payload");
+    expect(shown.every((e) => visible(e))).toBe(true);
+    const req1 = JSON.parse(shown[0].querySelector("pre").textContent);
+    expect(req1.messages[1]).toEqual({ role: "user", content: "Who leads PSYC605?" });
+    expect(JSON.parse(shown[1].querySelector("pre").textContent).parts[0].tool_name).toBe("lookup_module");
+    // A payload opened by the reader stays open, with its JSON, when the run ends.
+    shown[3].open = true;
+    send(ev.done("completed"));
+    const after = $$(".agentcell-payload");
+    expect(after[3].open).toBe(true);
+    expect(JSON.parse(after[3].querySelector("pre").textContent).parts[0].content).toBe("Dr Ada.");
+  });
+
+  it("the run's end builds again only the items that show it (a pending approval), not every item", () => {
+    const { send, $, $$ } = mount();
+    send(ev.runStarted(), ev.slotStarted());
+    send(ev.modelResponse(1, [{ part_kind: "text", content: "x".repeat(50_000) }]));
+    send(ev.toolStarted(), ev.toolCompleted(), ev.approvalRequested({ tool_name: "send_email", args: {} }));
+    const [payload, tool, approval] = [$(".agentcell-payload"), $(".agentcell-tool"), $(".agentcell-approval")];
+    expect(approval.querySelector("button")).not.toBeNull();
+    send(ev.done("stopped"));
+    expect($(".agentcell-payload")).toBe(payload);
+    expect($(".agentcell-tool")).toBe(tool);
+    // the approval is rebuilt: an ended run's approval has no buttons left
+    expect($(".agentcell-approval")).not.toBe(approval);
+    expect($$(".agentcell-approval button")).toEqual([]);
   });
 });
 

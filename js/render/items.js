@@ -6,6 +6,13 @@ import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatToke
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
 export const TEACH_ONLY_ITEMS = new Set(["payload", "request"]);
 
+/**
+ * Item types whose element depends on whether the run has ended (a pending approval's buttons). Only
+ * these are built again when the run ends: at the end of a long answer, rebuilding every item (a model
+ * response's payload holds the whole answer as JSON) was most of the last frame's script.
+ */
+export const ENDED_ITEMS = new Set(["approval"]);
+
 function payloadSummary(kind, d) {
   if (kind === "model_request" && Array.isArray(d.messages)) {
     const earlier = Number.isFinite(d.offset) && d.offset > 0 ? ` (after ${plural(d.offset, "earlier message")})` : "";
@@ -149,14 +156,19 @@ const RENDER = {
     return h("div", { class: "agentcell-item agentcell-checkpoint" }, `${label("checkpoint")}${item.name ? `: ${item.name}` : ""} — ${label("checkpoint_note")}`);
   },
 
-  payload(item) {
+  /**
+   * The JSON is written only while the teaching view is on (which shows it; turning the view on renders
+   * the items again): a model response's payload holds the whole answer, and formatting a long one as
+   * JSON on every rebuild of a hidden element cost the end of a 50,000-token answer milliseconds.
+   */
+  payload(item, ctx) {
     const data = item.data ?? {};
     const { kind, run_id: _r, slot: _s, t: _t, round: _rd, ...rest } = data;
     return h(
       "details",
       { class: "agentcell-item agentcell-payload agentcell-teach-only", data: { part: `payload-${kind}`, kind, round: item.round } },
       h("summary", { class: "agentcell-collapse-summary" }, payloadSummary(kind, data)),
-      preBlock("agentcell-pre", formatJSON(rest)),
+      ctx.teaching ? preBlock("agentcell-pre", formatJSON(rest)) : null,
     );
   },
 

@@ -4,7 +4,7 @@
 import { isTextType, slotAnswer, takeAppended } from "../state.js";
 import { formatJSON, label, plural, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
-import { renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
+import { ENDED_ITEMS, renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
 
 /** `now`: the view's clock, which the answer views also time their work by. */
@@ -25,10 +25,13 @@ export function resetBody(body) {
   body.runItemsEl.replaceChildren();
 }
 
-/** The element of `item`, rebuilt only when its version or the render key changed. */
+/**
+ * The element of `item`, rebuilt only when its version or the render key changed; the run's end changes
+ * the key only of the items that show it (ENDED_ITEMS).
+ */
 function itemEl(cache, item, rctx, key) {
   const hit = cache.get(item);
-  const k = `${item.v}|${key}`;
+  const k = ENDED_ITEMS.has(item.type) ? `${item.v}|${key}|${rctx.ended}` : `${item.v}|${key}`;
   if (hit && hit.key === k) return hit.el;
   const next = renderItem(item, rctx);
   if (hit) swap(hit.el, next);
@@ -111,7 +114,7 @@ function renderTimeline(slot, sv, rctx, key) {
   for (const round of [...slot.rounds.values()].sort((a, b) => a.round - b.round)) {
     if (round.items.length === 0) continue;
     const rv = roundView(sv, round);
-    const rkey = `${round.v}|${key}`;
+    const rkey = `${round.v}|${key}|${rctx.ended && round.items.some((it) => ENDED_ITEMS.has(it.type))}`;
     if (rv.key !== rkey) {
       rv.key = rkey;
       syncChildren(rv.items, round.items.map((it) => itemEl(sv.items, it, rctx, key)));
@@ -159,14 +162,14 @@ function renderSlot(slot, sv, rctx, ctxKey, runEnded) {
   if (sv.key === key) return;
   sv.key = key;
   renderSlotHead(slot, sv, runEnded);
-  renderTimeline(slot, sv, rctx, `${ctxKey}|${runEnded}`);
+  renderTimeline(slot, sv, rctx, ctxKey);
   renderAnswer(slot, sv, runEnded);
 }
 
 /** Render the run items and every slot. `rctx` is what item renderers read (teaching, ended, approvals). */
 export function renderBody(body, state, rctx, ctxKey) {
   const { ended } = rctx;
-  syncChildren(body.runItemsEl, state.run.items.map((it) => itemEl(body.runItemCache, it, rctx, `${ctxKey}|${ended}`)));
+  syncChildren(body.runItemsEl, state.run.items.map((it) => itemEl(body.runItemCache, it, rctx, ctxKey)));
   const els = [];
   for (const slot of state.slots.values()) {
     let sv = body.slotViews.get(slot.name);
