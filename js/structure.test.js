@@ -24,6 +24,8 @@ const LAYERS = [
   ["widget.js", ["view.js", "view/host.js", "markdown.js", "widget.css"]],
   ["batch/", ["batch/", "view.js", "format.js", "render/dom.js"]],
   ["batch.js", ["batch/", "view/host.js", "widget.css"]],
+  ["loader.js", []],
+  ["loader-entry.js", ["loader.js"]],
 ];
 
 function sources(dir = JS) {
