@@ -2,10 +2,10 @@
 // around the real entry (js/widget.js or js/batch.js), whose bundle it holds as a string.
 //
 // Why: anywidget imports `_esm` inside the websocket message that creates the widget's model, and
-// compiling the whole 165 KB bundle there took 8 ms of that task in Chromium (median of 25 imports:
-// 12.3 ms against 4.5 ms for a one-line module), a task JupyterLab's own work already brings near 50 ms
-// (BENCHMARKS.md §4). Held as a string it costs 2 ms there; it is compiled when the first view
-// renders, in a task of its own, and once per page: every widget of the same build shares it.
+// importing the whole 165 KB bundle there took 11.0 ms of that task in Chromium (median of 25 imports,
+// against 4.2 ms for a one-line module), a task JupyterLab's own work already brings near 50 ms
+// (BENCHMARKS.md §4, session 14). Held as a string it takes 6.5 ms there; it is compiled when the first
+// view renders, in a task of its own, and once per page: every widget of the same build shares it.
 //
 // The stylesheet stays anywidget's `_css`. Inserted by this module it would leave that task too (in a
 // JupyterLab page the 18 KB sheet and the layout it forces took 5.0 ms against 2.3 for a one-rule sheet),
