@@ -15,6 +15,11 @@ on the twin of that run as the code renders it and on variants of it:
 The variants are interleaved, `--reps` times each, with a 30 ms pause before each pass; the page is opened
 once per variant so that each variant is the first (cold) pass once: the table of contents meets the twin once
 per change, not warm.
+
+**JupyterLab's own baseline** (`--shows`, default 6): today's twin HTML, and one paragraph of HTML, shown by a
+plain cell, `display(HTML(html))`, no agentcell involved, interleaved, under a Chrome trace; per show, the
+main-thread task that applies the output (the one that parses its HTML) and the table of contents' pass after it
+(a timer task).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 
 import browser as B
+from tests.browser import lab as labmod
+
+PLAIN_CELLS = ["from pathlib import Path\nfrom IPython.display import HTML, display\n"
+               "H = {{p.stem: p.read_text(encoding='utf-8') for p in Path({path!r}).glob('*.html')}}",
+               "display(HTML(H[{name!r}]))"]
+SMALL = "<p>One paragraph of <strong>HTML</strong>.</p>"
 
 PASS = """
 async ([variants, reps]) => {
@@ -95,22 +107,65 @@ def measure(variants: dict[str, str], reps: int) -> dict[str, Any]:
             "warm_p80_ms": {n: round(_common.percentile(v, 80), 2) for n, v in warm.items()}, "warm_ms": warm}
 
 
+def plain_cell(htmls: dict[str, str], shows: int, workdir: Path) -> dict[str, Any]:
+    """JupyterLab showing each of `htmls` from a plain `display(HTML(...))` cell, interleaved, traced: the task
+    applying the output (it parses the HTML) and the table of contents' timer task after it, per show (ms;
+    0 when no such task passed 8 ms)."""
+    for name, html in htmls.items():
+        (workdir / f"{name}.html").write_text(html, encoding="utf-8")
+    cells = [PLAIN_CELLS[0].format(path=str(workdir)), "pass"]
+    out: dict[str, Any] = {}
+    with B.lab_page("plain.ipynb", cells, timeout_ms=60_000) as page:
+        labmod.run_cell(page, 0)
+        labmod.wait_cell_done(page, 0)
+        cdp = page.context.new_cdp_session(page)
+        for _ in range(shows):
+            for name in htmls:
+                page.evaluate(B.SET_SOURCE, [1, PLAIN_CELLS[1].format(name=name)])
+                page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+                page.wait_for_timeout(1000)
+                cdp.send("Tracing.start", {"categories": B.TRACE_CATEGORIES, "transferMode": "ReturnAsStream"})
+                page.wait_for_timeout(300)
+                labmod.run_cell(page, 1)
+                page.wait_for_timeout(2500)
+                tasks = B.long_task_anatomy(B.read_trace(cdp), 8.0)
+                row = out.setdefault(name, {"applied_ms": [], "toc_ms": []})
+                row["applied_ms"].append(max((t["ms"] for t in tasks if any("ParseHTML" in x for x in t["inside"])
+                                              and not any("TimerFire" in x for x in t["inside"])), default=0.0))
+                row["toc_ms"].append(max((t["ms"] for t in tasks if any("TimerFire" in x for x in t["inside"])),
+                                         default=0.0))
+                print(f"plain cell, {name}: applied {row['applied_ms'][-1]:.1f} ms, "
+                      f"table of contents {row['toc_ms'][-1]:.1f} ms", flush=True)
+    for row in out.values():
+        row["applied_median_ms"] = _common.median(row["applied_ms"])
+        row["toc_median_ms"] = _common.median(row["toc_ms"])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--tokens", type=int, default=50_000)
-    parser.add_argument("--quick", action="store_true", help="3 passes of a 5,000-token run's twin")
+    parser.add_argument("--shows", type=int, default=6, help="plain-cell shows of today's twin (0: none)")
+    parser.add_argument("--quick", action="store_true", help="3 passes of a 5,000-token run's twin, 2 shows")
     args = parser.parse_args()
-    reps, tokens = (3, 5_000) if args.quick else (args.reps, args.tokens)
+    reps, tokens, shows = (3, 5_000, 2) if args.quick else (args.reps, args.tokens, args.shows)
     machine = _common.Machine()
     variants = twin_variants(tokens)
     payload: dict[str, Any] = {"benchmark": "twin_toc", "command": " ".join(["python", *sys.argv]), "tokens": tokens,
                                **measure(variants, reps)}
+    if shows:
+        with tempfile.TemporaryDirectory() as workdir:
+            payload["plain_cell"] = plain_cell({"twin": variants["md30k"], "small": SMALL}, shows, Path(workdir))
     payload["machine"] = machine.facts()
     path = _common.write_results("twin_toc", payload)
     rows = [[n, payload["sizes"][n], payload["cold_ms"][n], payload["warm_median_ms"][n], payload["warm_p80_ms"][n]]
             for n in variants]
     print(_common.table(rows, ["variant", "HTML chars", "cold ms", "warm median ms", "warm p80 ms"]))
+    for name, plain in payload.get("plain_cell", {}).items():
+        print(f"plain cell showing {name}: applying it {plain['applied_ms']} ms (median "
+              f"{plain['applied_median_ms']:.1f}), table of contents {plain['toc_ms']} ms "
+              f"(median {plain['toc_median_ms']:.1f})")
     print(f"wrote {path.relative_to(_common.ROOT)}")
 
 
