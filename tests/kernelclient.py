@@ -42,6 +42,8 @@ class KernelSession:
         self.outputs: dict[str, list[Msg]] = {}
         self.replies: dict[str, tuple[float, Msg]] = {}
         self.idle: set[str] = set()
+        self.display_updates: list[Msg] = []
+        """Every `update_display_data`, in arrival order (a saved output's updates, by display id)."""
         """Requests whose `status: idle` arrived on iopub: every output of theirs arrived before it."""
         self.version: tuple[int, ...] = ()
         self.kc: Any = None
@@ -116,6 +118,8 @@ class KernelSession:
                 comm.custom.append((now, data.get("content", {})))
         elif kind in ("stream", "error", "display_data", "execute_result"):
             self.outputs.setdefault(parent, []).append(msg)
+        elif kind == "update_display_data":
+            self.display_updates.append(msg)
 
     def wait_until(self, predicate: Callable[[], bool], *, timeout: float = 30, what: str = "") -> float:
         """Pump until `predicate()` holds; return the monotonic time it did."""

@@ -19,6 +19,7 @@ import asyncio
 import html
 import pathlib
 import time
+import uuid
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -241,7 +242,9 @@ class BatchWidget(anywidget.AnyWidget):
 
         from .saved_outputs import saved_outputs
 
-        self.display_id = f"agentcell-batch-{id(self):x}"
+        # Unique for the kernel's life: an address (`id`) is reused once a widget is freed, and an update to
+        # a reused id would rewrite the earlier cell's saved table too (JupyterLab routes by display id).
+        self.display_id = f"agentcell-batch-{uuid.uuid4().hex}"
         display(self)  # type: ignore[no-untyped-call]
         display({"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""},
                 raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]

@@ -6,16 +6,25 @@ created in the cell's context). JupyterLab applies such an update by display id,
 papermill and `nbconvert --execute` only read messages whose parent is the cell they are running
 now, so the update is dropped and the saved notebook keeps the empty placeholder.
 
-So at every cell boundary (IPython's `pre_execute` and `post_execute` events, which run in the new
+So at every cell boundary (IPython's `pre_run_cell` and `post_run_cell` events, which run in the new
 cell's context) each run shown since is published again under the current cell's parent: a
 finished run's final transcript (once, then it is forgotten), a running one's transcript so far,
 marked unfinished. Headless runners apply it to the earlier cell by display id, and a run still
 going when the notebook ends is saved with what it had. In JupyterLab the extra update replaces
 the hidden static twin with the same content.
+
+Why not `pre_execute`/`post_execute`: the `comm` package fires those around *every* comm message
+from the browser (a Stop click, a row opened, a snapshot asked for), on whatever thread handles it,
+which on ipykernel 7 with JupyterLab >= 4.4 is a subshell thread. There a republish read the run while
+the kernel's loop was ending it and could go out after the final update, so a stopped batch's saved
+table stayed "running"; and every click re-rendered every tracked transcript. Cell boundaries on
+another thread than the kernel's main one (a cell run in a subshell) are skipped for the same reason:
+the views are the main thread's; the next main-shell cell publishes them.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any, Protocol
 
@@ -40,6 +49,8 @@ class SavedOutputs:
 
     def at_cell_boundary(self, *_args: Any) -> None:
         """Publish every tracked view again; forget those whose final output went out now."""
+        if threading.current_thread() is not threading.main_thread():
+            return  # a cell in a subshell: the views belong to the main thread's loop
         keep: list[Republishable] = []
         for view in self._views:
             try:
@@ -64,6 +75,6 @@ def saved_outputs(shell: Any) -> SavedOutputs | None:
     keeper = _by_shell.get(shell)
     if keeper is None:
         keeper = _by_shell[shell] = SavedOutputs()
-        shell.events.register("pre_execute", keeper.at_cell_boundary)
-        shell.events.register("post_execute", keeper.at_cell_boundary)
+        shell.events.register("pre_run_cell", keeper.at_cell_boundary)
+        shell.events.register("post_run_cell", keeper.at_cell_boundary)
     return keeper

@@ -4,6 +4,8 @@ events, and the comm `stop` message stops the whole batch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from tests.kernelclient import KernelSession, WidgetComm
@@ -28,6 +30,15 @@ def batch_comm(kernel: KernelSession, before: set[str]) -> WidgetComm:
     kernel.wait_until(lambda: any(c.comm_id not in before and "columns" in c.state for c in kernel.comms.values()),
                       what="batch widget comm")
     return next(c for c in kernel.comms.values() if c.comm_id not in before and "columns" in c.state)
+
+
+def _twin_updates(kernel: KernelSession, cell: str) -> Callable[[], list[tuple[str, str]]]:
+    """The updates of the saved table the cell `cell` displayed: (parent message type, HTML) each (the
+    parent is the cell, or on ipykernel 6 whichever shell message came last)."""
+    (twin,) = [m["content"]["transient"]["display_id"] for m in kernel.outputs[cell]
+               if "agentcell-static" in m["content"]["data"].get("text/html", "")]
+    return lambda: [(m["parent_header"].get("msg_type", ""), m["content"]["data"]["text/html"])
+                    for m in kernel.display_updates if m["content"].get("transient", {}).get("display_id") == twin]
 
 
 def custom(comm: WidgetComm, kind: str) -> list[dict]:
@@ -55,6 +66,14 @@ def test_over_streams_rows_opens_one_and_stop_stops_everything(kernel: KernelSes
 
     kernel.send_custom(comm.comm_id, {"kind": "stop"})
     kernel.wait_until(lambda: comm.state.get("status") == "stopped", timeout=10, what="stopped")
+    # The saved table (the static twin) was published twice: at the cell's end (running) and at the
+    # batch's end (stopped). Never around the comm messages above: those once republished it, and from
+    # a subshell thread a stale "running" table could follow the end's (tests/test_saved_outputs.py).
+    twin = _twin_updates(kernel, msg_id)
+    kernel.wait_until(lambda: len(twin()) >= 2, timeout=10, what="the stopped table")
+    kernel.pump(0.3)
+    assert [html.split(">", 1)[0] for _, html in twin()] == [
+        '<div class="agentcell-static" data-status="running"', '<div class="agentcell-static" data-status="stopped"']
     progress = comm.state["final"]["progress"]
     assert progress["not_started"] > 0 and progress["running"] == 0 and progress["pending"] == 0
     assert progress["done"] + progress["stopped"] + progress["not_started"] == 300
