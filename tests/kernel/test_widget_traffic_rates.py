@@ -77,7 +77,7 @@ def _measure_once(kernel: KernelSession, n: int, rate: int | None) -> dict[str, 
         kernel.wait_until(lambda: any(c.comm_id not in before for c in kernel.agent_widgets()), what="widget")
         comm: WidgetComm = next(c for c in kernel.agent_widgets() if c.comm_id not in before)
         kernel.wait_until(lambda: comm.state.get("status") == "completed", timeout=120, what="completed")
-        # The cell's own post_execute republishes the run as it was then ("running"); the final
+        # The cell's own post_run_cell republishes the run as it was then ("running"); the final
         # transcript follows once the run ends, possibly just after the widget's last state update.
         kernel.wait_until(lambda: any(_final(u) for u in updates), timeout=10, what="final update_display_data")
     finally:
