@@ -131,20 +131,22 @@ class KernelSession:
         raise TimeoutError(f"timed out waiting for {what or predicate}; outputs: {self.outputs}")
 
     # ---- actions ---------------------------------------------------------------------------
-    def execute(self, code: str, *, cell_id: str | None = None) -> str:
-        """Send an execute_request (with a JupyterLab-style cellId) and return its msg_id."""
+    def execute(self, code: str, *, cell_id: str | None = None, subshell_id: str | None = None) -> str:
+        """Send an execute_request (with a JupyterLab-style cellId, on a subshell if given); return its msg_id."""
         msg = self.kc.session.msg(
             "execute_request",
             {"code": code, "silent": False, "store_history": True, "user_expressions": {},
              "allow_stdin": False, "stop_on_error": True},
         )
         msg["metadata"]["cellId"] = cell_id or str(uuid.uuid4())
+        if subshell_id is not None:
+            msg["header"]["subshell_id"] = subshell_id
         self.kc.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
 
-    def run(self, code: str, *, timeout: float = 60) -> str:
+    def run(self, code: str, *, timeout: float = 60, subshell_id: str | None = None) -> str:
         """Execute and wait for the reply; return the text of stdout / results; raise on error."""
-        msg_id = self.execute(code)
+        msg_id = self.execute(code, subshell_id=subshell_id)
         # The kernel publishes a request's outputs before its `idle` status, on the same iopub socket; the
         # shell reply may overtake them (ipykernel 6.29 under load), so a fixed wait after it is a race.
         self.wait_until(
@@ -161,6 +163,11 @@ class KernelSession:
             elif o["msg_type"] == "execute_result":
                 texts.append(o["content"]["data"].get("text/plain", ""))
         return "".join(texts)
+
+    def create_subshell(self) -> str:
+        """Ask for a kernel subshell (ipykernel >= 7) on the control channel; return its id."""
+        self.kc.control_channel.send(self.kc.session.msg("create_subshell_request", {}))
+        return str(self.kc.get_control_msg(timeout=10)["content"]["subshell_id"])
 
     def send_custom(self, comm_id: str, content: dict[str, Any]) -> float:
         """Send what `model.send(content)` sends from the browser; return the send time."""

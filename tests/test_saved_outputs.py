@@ -1,6 +1,6 @@
 """The saved-output keeper publishes tracked views at cell boundaries only: not around comm messages
 (which the `comm` package wraps in `pre_execute`/`post_execute`, on a subshell thread in JupyterLab),
-and not from another thread than the kernel's main one."""
+and only on the thread that showed the view."""
 
 from __future__ import annotations
 
@@ -69,17 +69,23 @@ def test_a_comm_message_does_not_republish(shell: _Shell) -> None:
     assert view.calls == 0  # ...and nothing was published
 
 
-def test_a_cell_on_another_thread_leaves_the_views_to_the_main_thread(shell: _Shell) -> None:
+def test_each_thread_republishes_only_the_views_it_showed(shell: _Shell) -> None:
+    """A cell in a kernel subshell runs on that subshell's thread (and loop): it publishes the views it
+    showed, never the main shell's, whose runs a main-thread cell publishes."""
     keeper = saved_outputs(shell)
     assert keeper is not None
-    view = _View()
-    keeper.track(view)
-    worker = threading.Thread(target=shell.events.trigger, args=("post_run_cell", None))
-    worker.start()
-    worker.join()
-    assert (view.calls, len(keeper)) == (0, 1)
+    main_view, sub_view = _View(), _View()
+    keeper.track(main_view)
+
+    def in_subshell(*steps: Any) -> None:
+        worker = threading.Thread(target=lambda: [step() for step in steps])
+        worker.start()
+        worker.join()
+
+    in_subshell(lambda: keeper.track(sub_view), lambda: shell.events.trigger("post_run_cell", None))
+    assert (main_view.calls, sub_view.calls) == (0, 1)
     shell.events.trigger("post_run_cell", None)
-    assert view.calls == 1
+    assert (main_view.calls, sub_view.calls, len(keeper)) == (1, 1, 2)
 
 
 def test_a_failing_view_is_dropped_and_the_others_still_publish(shell: _Shell) -> None:

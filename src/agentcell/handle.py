@@ -20,6 +20,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
+from .engine.crossloop import wait_on
 from .errors import NoEventLoop
 from .events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
 from .journal import JournalOption
@@ -145,6 +146,9 @@ class RunHandle:
         return self._wait().__await__()
 
     async def _wait(self) -> RunResult:
+        return await wait_on(self.loop, self._wait_here, what="this run")
+
+    async def _wait_here(self) -> RunResult:
         result = await self.run.wait()
         if self.task is not None:
             await asyncio.shield(self.task)  # the widget has shown the end too

@@ -17,9 +17,10 @@ Why not `pre_execute`/`post_execute`: the `comm` package fires those around *eve
 from the browser (a Stop click, a row opened, a snapshot asked for), on whatever thread handles it,
 which on ipykernel 7 with JupyterLab >= 4.4 is a subshell thread. There a republish read the run while
 the kernel's loop was ending it and could go out after the final update, so a stopped batch's saved
-table stayed "running"; and every click re-rendered every tracked transcript. Cell boundaries on
-another thread than the kernel's main one (a cell run in a subshell) are skipped for the same reason:
-the views are the main thread's; the next main-shell cell publishes them.
+table stayed "running"; and every click re-rendered every tracked transcript. For the same reason a
+view is republished only at cell boundaries on the thread that showed it (the thread of its run's
+loop): a cell run in a subshell publishes the views shown in that subshell, and leaves the main
+shell's to the main shell's next cell.
 """
 
 from __future__ import annotations
@@ -41,25 +42,31 @@ class SavedOutputs:
     """The shown views of one shell whose final output has not yet been published inside a cell."""
 
     def __init__(self) -> None:
-        self._views: list[Republishable] = []
+        self._views: list[tuple[Republishable, int]] = []
+        """Each view with the thread that showed it."""
+        self._lock = threading.Lock()
 
     def track(self, view: Republishable) -> None:
-        if view not in self._views:
-            self._views.append(view)
+        with self._lock:
+            if all(v is not view for v, _ in self._views):
+                self._views.append((view, threading.get_ident()))
 
     def at_cell_boundary(self, *_args: Any) -> None:
-        """Publish every tracked view again; forget those whose final output went out now."""
-        if threading.current_thread() is not threading.main_thread():
-            return  # a cell in a subshell: the views belong to the main thread's loop
-        keep: list[Republishable] = []
-        for view in self._views:
+        """Publish this thread's tracked views again; forget those whose final output went out now."""
+        here = threading.get_ident()
+        with self._lock:
+            mine = [view for view, thread in self._views if thread == here]
+        finished: list[Republishable] = []
+        for view in mine:
             try:
                 final = view.republish()
             except Exception:  # a failing view must not break the user's cell
                 final = True
-            if not final:
-                keep.append(view)
-        self._views = keep
+            if final:
+                finished.append(view)
+        if finished:
+            with self._lock:
+                self._views = [(v, t) for v, t in self._views if all(v is not f for f in finished)]
 
     def __len__(self) -> int:
         return len(self._views)

@@ -55,13 +55,14 @@ def test_stop_from_another_thread_wakes_the_loop(kernel: KernelSession) -> None:
     assert kernel.run("_t.join(); print(threaded.status)").strip() == "stopped"
 
 
-def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
+def open_subshell(kernel: KernelSession) -> str:
     if kernel.version < (7, 0):
         pytest.skip("kernel subshells exist from ipykernel 7.0")
-    reply = kernel.kc.control_channel.send(kernel.kc.session.msg("create_subshell_request", {}))
-    del reply
-    msg = kernel.kc.get_control_msg(timeout=10)
-    subshell_id = msg["content"]["subshell_id"]
+    return kernel.create_subshell()
+
+
+def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
+    subshell_id = open_subshell(kernel)
     _, comm = start_cell(kernel, LONG.format(name="sub"))
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
     stop = kernel.kc.session.msg("comm_msg", {"comm_id": comm.comm_id,
@@ -69,6 +70,33 @@ def test_stop_sent_on_a_kernel_subshell(kernel: KernelSession) -> None:
     stop["header"]["subshell_id"] = subshell_id
     kernel.kc.shell_channel.send(stop)
     kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
+
+
+def test_a_run_shown_in_a_subshell_is_saved_by_that_subshells_next_cell(kernel: KernelSession) -> None:
+    """A cell run on a subshell (its own thread and loop) shows a run there; the run ends after the cell.
+    The subshell's next cell publishes the final transcript again under itself (what headless runners
+    keep, `saved_outputs.py`); a main-shell cell in between leaves it alone (the view is not its thread's)."""
+    subshell = open_subshell(kernel)
+    kernel.run("from pydantic_ai.models.function import FunctionModel as _FM\n"
+               "async def _hello(messages, info):\n    yield 'HELLO'\n"
+               "quick = _FM(stream_function=_hello, model_name='quick')")
+    first = kernel.execute("%%agent -m quick -o sub_run\nSay hello. [[answer]]", subshell_id=subshell)
+    kernel.wait_until(lambda: first in kernel.idle, what="the subshell cell")
+    (twin,) = [m["content"]["transient"]["display_id"] for m in kernel.outputs[first]
+               if "agentcell-static" in m["content"]["data"].get("text/html", "")]
+
+    def twin_parents() -> list[str]:
+        return [m["parent_header"]["msg_id"] for m in kernel.display_updates
+                if m["content"].get("transient", {}).get("display_id") == twin]
+
+    assert kernel.run("await sub_run\nprint(sub_run.status, sub_run.answer)").strip() == "completed HELLO"
+    assert set(twin_parents()) == {first}  # its cell's end and the run's end; the main shell's cell: nothing
+    second = kernel.execute("print('next')", subshell_id=subshell)
+    kernel.wait_until(lambda: second in kernel.idle, what="the subshell's next cell")
+    assert set(twin_parents()) == {first, second}
+    (again,) = [m for m in kernel.display_updates if m["parent_header"]["msg_id"] == second
+                and m["content"].get("transient", {}).get("display_id") == twin]
+    assert 'data-status="completed"' in again["content"]["data"]["text/html"]
 
 
 def test_rerunning_a_cell_replaces_its_run(kernel: KernelSession) -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 from ..engine import Prepared, Run, prepare
+from ..engine.crossloop import wait_on
 from ..errors import AgentcellError
 from ..events import Event
 from ..journal import load
@@ -197,8 +198,8 @@ class Batch:
         return self.wait().__await__()
 
     async def wait(self) -> BatchResult:
-        """Wait for every row to end (cancelling the waiter does not stop the batch)."""
-        await asyncio.shield(self._task)
+        """Wait for every row to end (cancelling the waiter does not stop the batch); from any loop."""
+        await wait_on(self._loop, lambda: asyncio.shield(self._task), what="this batch")
         assert self._result is not None
         return self._result
 

@@ -1,0 +1,103 @@
+"""Awaiting a run or batch from another loop than its own (a main-shell cell awaiting a run a kernel
+subshell started): the wait runs on the owning loop, the result or error comes back, cancelling the
+waiter leaves the run going, and a stopped owner loop is one clear error instead of a hang."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentcell.batch import map
+from agentcell.engine.crossloop import wait_on
+from agentcell.errors import NoEventLoop
+from agentcell.handle import launch
+from agentcell.launch import LaunchSpec
+from agentcell.options import RunOptions
+from agentcell.template import compile_template
+from tests.batch.conftest import Shouter
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def other_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """A loop running on a thread of its own, like a kernel subshell's."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    loop.close()
+
+
+def on(loop: asyncio.AbstractEventLoop, coro: Any) -> Any:
+    return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout=30)
+
+
+async def test_the_wait_runs_on_the_owning_loop_and_its_value_comes_back(other_loop: asyncio.AbstractEventLoop) -> None:
+    async def where() -> int:
+        return threading.get_ident()
+
+    assert await wait_on(other_loop, where, what="x") != threading.get_ident()
+    assert await wait_on(asyncio.get_running_loop(), where, what="x") == threading.get_ident()
+
+    async def boom() -> None:
+        raise ValueError("from the other loop")
+
+    with pytest.raises(ValueError, match="from the other loop"):
+        await wait_on(other_loop, boom, what="x")
+
+
+async def test_cancelling_the_waiter_leaves_the_awaited_task_going(other_loop: asyncio.AbstractEventLoop) -> None:
+    gate = threading.Event()
+
+    async def start() -> asyncio.Task[str]:
+        async def work() -> str:
+            while not gate.is_set():
+                await asyncio.sleep(0.01)
+            return "done"
+        return asyncio.get_running_loop().create_task(work())
+
+    task = on(other_loop, start())
+    waiter = asyncio.ensure_future(wait_on(other_loop, lambda: asyncio.shield(task), what="x"))
+    await asyncio.sleep(0.05)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    gate.set()
+    assert await wait_on(other_loop, lambda: asyncio.shield(task), what="x") == "done"
+
+
+async def test_a_stopped_owner_loop_is_a_clear_error_not_a_hang() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        with pytest.raises(NoEventLoop, match="this run runs on an event loop that has stopped"):
+            await wait_on(loop, lambda: asyncio.sleep(0), what="this run")
+    finally:
+        loop.close()
+
+
+async def test_a_batch_started_on_another_loop_is_awaited_here(other_loop: asyncio.AbstractEventLoop) -> None:
+    async def start() -> Any:
+        return map("SHOUT: {{ item }} [[answer]]", ["a", "b", "c"], model=Shouter().model, journal=False)
+
+    batch = on(other_loop, start())
+    result = await batch
+    assert [r["answer"] for r in result.to_records()] == ["A", "B", "C"]
+
+
+async def test_a_cells_run_started_on_another_loop_is_awaited_here(other_loop: asyncio.AbstractEventLoop) -> None:
+    """What `%%agent -o run` binds (a `RunHandle`, here without a widget) awaited from another loop."""
+    async def start() -> Any:
+        spec = LaunchSpec(template=compile_template("SHOUT: hello [[answer]]"), quiet=True,
+                          options=RunOptions(model=Shouter().model, journal=False))
+        return launch(spec)
+
+    handle = on(other_loop, start())
+    result = await handle
+    assert (result.status, handle.answer) == ("completed", "HELLO")
