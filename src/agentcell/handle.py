@@ -134,9 +134,17 @@ class RunHandle:
     def supersede(self) -> None:
         """Stop the run because a newer run from the same cell or `key=` replaced it; its view says so.
 
-        Called on the run's loop (by `RunRegistry.add`, where the newer run starts).
+        `RunRegistry.add` calls it where the newer run starts; from another loop's thread (a cell re-run
+        in a kernel subshell) the work is passed to this run's own loop, which owns its view.
         """
-        if self.done:
+        if self.done or self.loop.is_closed():
+            return
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is not self.loop:
+            self.loop.call_soon_threadsafe(self.supersede)
             return
         self.superseded = True
         self._show(RunWarning(run_id=self.run_id, slot=None, message=REPLACED))

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from pydantic_ai.models.function import FunctionModel
 
 from agentcell.batch import map
 from agentcell.engine.crossloop import wait_on
@@ -33,6 +34,15 @@ def other_loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.call_soon_threadsafe(loop.stop)
     thread.join(timeout=10)
     loop.close()
+
+
+def endless_model() -> FunctionModel:
+    async def words(_messages: Any, _info: Any) -> AsyncIterator[str]:
+        while True:
+            await asyncio.sleep(0.01)
+            yield "word "
+
+    return FunctionModel(stream_function=words, model_name="endless")
 
 
 def on(loop: asyncio.AbstractEventLoop, coro: Any) -> Any:
@@ -101,3 +111,20 @@ async def test_a_cells_run_started_on_another_loop_is_awaited_here(other_loop: a
     handle = on(other_loop, start())
     result = await handle
     assert (result.status, handle.answer) == ("completed", "HELLO")
+
+
+async def test_a_run_on_another_loop_is_superseded_on_its_own_loop(other_loop: asyncio.AbstractEventLoop) -> None:
+    """Re-running a cell in another shell replaces its run there: the old run's view hears of it on its loop."""
+    async def start() -> Any:
+        spec = LaunchSpec(template=compile_template("Tell a long story [[answer]]"), quiet=True,
+                          options=RunOptions(model=endless_model(), journal=False))
+        handle = launch(spec)
+        threads: list[int] = []
+        handle.watch(lambda event: threads.append(threading.get_ident()) if event.kind == "run_warning" else None)
+        return handle, threads
+
+    handle, threads = on(other_loop, start())
+    handle.supersede()  # from this loop's thread
+    result = await handle
+    assert result.status == "stopped" and handle.superseded
+    assert threads and set(threads) != {threading.get_ident()}
