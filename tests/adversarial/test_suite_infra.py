@@ -52,7 +52,7 @@ class SlowIOPub:
 def _session(client: SlowIOPub) -> KernelSession:
     session = object.__new__(KernelSession)
     session.kc, session.comms, session.outputs, session.replies, session.idle = client, {}, {}, {}, set()
-    session.execute = lambda code, cell_id=None: (client.send("m1", "7.4\n"), "m1")[1]  # type: ignore[method-assign]
+    session.execute = lambda code, cell_id=None, subshell_id=None: (client.send("m1", "7.4\n"), "m1")[1]  # type: ignore[method-assign]
     return session
 
 
