@@ -30,6 +30,7 @@ from pydantic_core import to_jsonable_python
 
 from .batch import Batch
 from .batch.results import GROUPS, RowResult
+from .loops import running_loop
 from .static_view import NO_MATH
 from .wire import to_wire
 
@@ -200,7 +201,7 @@ class BatchWidget(anywidget.AnyWidget):
         if content.get("kind") == "stop":
             self.batch.cancel()  # thread-safe
             return
-        if _running_loop() is not self._loop:
+        if running_loop() is not self._loop:
             self._loop.call_soon_threadsafe(self._dispatch, dict(content))
         else:
             self._dispatch(dict(content))
@@ -299,10 +300,3 @@ def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
                f'<p class="ac-head">{html.escape(head)}</p>')
     return {"text/html": f"{opening}{table}{more}</div></div>",
             "text/plain": "\n".join(lines)}
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

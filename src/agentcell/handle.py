@@ -20,11 +20,11 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
-from .engine.crossloop import wait_on
 from .errors import NoEventLoop
 from .events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
 from .journal import JournalOption
 from .launch import LaunchSpec, start
+from .loops import running_loop, wait_on
 from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
 from .registry import RunRegistry
 from .result import RunResult
@@ -139,11 +139,7 @@ class RunHandle:
         """
         if self.done or self.loop.is_closed():
             return
-        try:
-            here = asyncio.get_running_loop()
-        except RuntimeError:
-            here = None
-        if here is not self.loop:
+        if running_loop() is not self.loop:
             self.loop.call_soon_threadsafe(self.supersede)
             return
         self.superseded = True

@@ -7,13 +7,13 @@ wrong, as the cell magic does.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
 from .errors import AgentcellError
+from .loops import running_loop
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -110,7 +110,7 @@ class AgentCommands:
             self._show_journal(name)
             return
         handle = self._handle(name, results=True)
-        if getattr(handle, "widget", None) is None and _running_loop() is None:
+        if getattr(handle, "widget", None) is None and running_loop() is None:
             self._print_run(handle.run_id)  # terminal IPython: the transcript as text
             return
         if isinstance(handle, _result_type()):
@@ -207,10 +207,3 @@ def _result_type() -> type[Any]:
 
 def _looks_like_run_id(name: str) -> bool:
     return len(name) >= 8 and all(ch in "0123456789abcdef" for ch in name)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

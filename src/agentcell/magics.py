@@ -23,6 +23,7 @@ from traitlets import Bool, Int, Unicode
 
 from .batch_args import batch_arguments
 from .errors import AgentcellError, TemplateSyntaxError
+from .loops import running_loop
 from .magic_commands import AgentCommands
 from .registry import RunRegistry
 from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
@@ -86,7 +87,7 @@ class AgentMagics(AgentCommands, Magics):
         if "--over" in line:
             return self._batch(line, cell) and None
         spec = self.prepare(line, cell)
-        if _running_loop() is None:
+        if running_loop() is None:
             from .terminal import run_in_terminal
 
             try:
@@ -263,13 +264,6 @@ def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyn
     if exc.source is not None:
         exc.source = f"%%agent {line}\n{exc.source}"
     return exc
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def load(ipython: Any) -> None:

@@ -38,6 +38,7 @@ import traitlets
 
 from ._version import __version__
 from .events import Event, ProcessingComplete, RunStarted, ThinkingDelta, TokenDelta
+from .loops import running_loop
 from .saved_outputs import saved_outputs
 from .shared_texts import pack, unpack
 from .wire import (
@@ -278,7 +279,7 @@ class AgentWidget(anywidget.AnyWidget):
     def _schedule_flush(self) -> None:
         if self._flush_handle is not None:
             return
-        loop = self._loop or _running_loop()
+        loop = self._loop or running_loop()
         if loop is None:
             self.flush()
             return
@@ -296,7 +297,7 @@ class AgentWidget(anywidget.AnyWidget):
             if self._on_stop is not None:
                 self._on_stop()
             return
-        if self._loop is not None and _running_loop() is not self._loop:
+        if self._loop is not None and running_loop() is not self._loop:
             self._loop.call_soon_threadsafe(self._dispatch_frontend, content)
         else:
             self._dispatch_frontend(content)
@@ -315,10 +316,3 @@ class AgentWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"<AgentWidget status={self.status!r} events={len(self.events_log)}>"
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -27,10 +27,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 from ..engine import Prepared, Run, prepare
-from ..engine.crossloop import wait_on
 from ..errors import AgentcellError
 from ..events import Event
 from ..journal import load
+from ..loops import running_loop, wait_on
 from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage
@@ -206,11 +206,7 @@ class Batch:
     # ---- control ---------------------------------------------------------------------------
     def cancel(self) -> None:
         """Stop the batch: no pending row starts, every running row stops. Thread-safe, idempotent."""
-        try:
-            here = asyncio.get_running_loop()
-        except RuntimeError:
-            here = None
-        if here is self._loop:
+        if running_loop() is self._loop:
             self._stop("stopped")
         else:
             self._loop.call_soon_threadsafe(self._stop, "stopped")

@@ -1,6 +1,7 @@
-"""Awaiting a run or batch from another loop than its own (a main-shell cell awaiting a run a kernel
-subshell started): the wait runs on the owning loop, the result or error comes back, cancelling the
-waiter leaves the run going, and a stopped owner loop is one clear error instead of a hang."""
+"""Which loop runs here, and awaiting a run or batch from another loop than its own (a main-shell
+cell awaiting a run a kernel subshell started): the wait runs on the owning loop, the result or error
+comes back, cancelling the waiter leaves the run going, and a stopped owner loop is one clear error
+instead of a hang."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ import pytest
 from pydantic_ai.models.function import FunctionModel
 
 from agentcell.batch import map
-from agentcell.engine.crossloop import wait_on
 from agentcell.errors import NoEventLoop
 from agentcell.handle import launch
 from agentcell.launch import LaunchSpec
+from agentcell.loops import running_loop, wait_on
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
 from tests.batch.conftest import Shouter
@@ -128,3 +129,17 @@ async def test_a_run_on_another_loop_is_superseded_on_its_own_loop(other_loop: a
     result = await handle
     assert result.status == "stopped" and handle.superseded
     assert threads and set(threads) != {threading.get_ident()}
+
+
+async def test_running_loop_is_this_threads_loop_or_none(other_loop: asyncio.AbstractEventLoop) -> None:
+    assert running_loop() is asyncio.get_running_loop()
+    assert on(other_loop, _running()) is other_loop
+    seen: list[object] = []
+    worker = threading.Thread(target=lambda: seen.append(running_loop()))
+    worker.start()
+    worker.join()
+    assert seen == [None]
+
+
+async def _running() -> asyncio.AbstractEventLoop | None:
+    return running_loop()
