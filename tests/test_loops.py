@@ -143,3 +143,28 @@ async def test_running_loop_is_this_threads_loop_or_none(other_loop: asyncio.Abs
 
 async def _running() -> asyncio.AbstractEventLoop | None:
     return running_loop()
+
+
+async def test_an_ended_run_or_batch_is_awaited_after_its_loop_stopped() -> None:
+    """A subshell closed after its run ended: `await` still gives what it produced, no loop needed."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def start() -> Any:
+        spec = LaunchSpec(template=compile_template("SHOUT: hello [[answer]]"), quiet=True,
+                          options=RunOptions(model=Shouter().model, journal=False))
+        handle = launch(spec)
+        batch = map("SHOUT: {{ item }} [[answer]]", ["a"], model=Shouter().model, journal=False)
+        await handle
+        await batch
+        return handle, batch
+
+    handle, batch = on(loop, start())
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    try:
+        assert (await handle).status == "completed"
+        assert (await batch).to_records()[0]["answer"] == "A"
+    finally:
+        loop.close()

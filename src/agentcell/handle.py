@@ -150,6 +150,9 @@ class RunHandle:
         return self._wait().__await__()
 
     async def _wait(self) -> RunResult:
+        result = self.run.result
+        if result is not None and (self.task is None or self.task.done()):
+            return result  # ended and shown: no loop needed (its own may have stopped since)
         return await wait_on(self.loop, self._wait_here, what="this run")
 
     async def _wait_here(self) -> RunResult:

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 
 class Republishable(Protocol):
-    """A shown view whose saved output can be published again (`AgentWidget`)."""
+    """A shown view whose saved output can be published again (`AgentWidget`, `BatchWidget`)."""
 
     def republish(self) -> bool:
         """Publish the saved output under the current cell; `True` once it was final."""

@@ -199,7 +199,8 @@ class Batch:
 
     async def wait(self) -> BatchResult:
         """Wait for every row to end (cancelling the waiter does not stop the batch); from any loop."""
-        await wait_on(self._loop, lambda: asyncio.shield(self._task), what="this batch")
+        if self._result is None:  # an ended batch needs no loop (its own may have stopped since)
+            await wait_on(self._loop, lambda: asyncio.shield(self._task), what="this batch")
         assert self._result is not None
         return self._result
 
