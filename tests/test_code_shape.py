@@ -1,7 +1,7 @@
 """The code keeps the shape the style guide asks for: small modules, short functions (tests exempt).
 
 Module: at most 400 lines (Python under src/, JavaScript under js/). Function: at most 60 lines
-(Python, measured by `ast`; JavaScript functions are checked by `js/shape.test.js`).
+(Python, measured by `ast`; JavaScript functions are checked by `js/structure.test.js`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from .usage import Limits, RunStatus, Usage
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
-    """The outcome of one run (SPEC §3.9)."""
+    """The outcome of one run."""
 
     run_id: str
     status: RunStatus

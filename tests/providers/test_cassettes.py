@@ -1,4 +1,4 @@
-"""Record and replay (SPEC §3.10): a fixture-server run recorded to a cassette replays with no server at all."""
+"""Record and replay: a fixture-server run recorded to a cassette replays with no server at all."""
 
 from __future__ import annotations
 

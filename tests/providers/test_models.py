@@ -1,4 +1,4 @@
-"""Model resolution (SPEC §3.1), retry policy, credential masking, the offline default and the magic flags."""
+"""Model resolution, retry policy, credential masking, the offline default and the magic flags."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs against a real streaming HTTP server on loopback, through pydantic-ai's real OpenAI model (SPEC §3.1, §3.5, §3.8).
+"""Runs against a real streaming HTTP server on loopback, through pydantic-ai's real OpenAI model: models, Stop closing the connection, retries.
 
 The server (`tests/openai_server.py`) speaks Chat Completions with SSE; agentcell reaches it exactly as a
 user pointing at Ollama would: `openai-compat:MODEL@BASE_URL`, or an `OpenAIChatModel` built by hand.

@@ -1,4 +1,4 @@
-"""The HTTP exchanges of the teaching view's wire, captured through the real OpenAI client (SPEC §5 teaching view).
+"""The HTTP exchanges of the teaching view's wire, captured through the real OpenAI client (what the teaching view shows).
 
 The scripted server on 127.0.0.1 answers like Ollama or vLLM; the capture must show the body exactly as
 sent and the events as received, and no credential may reach an event.

@@ -1,4 +1,4 @@
-"""Batch: one template over many rows (SPEC §3.12) — `agentcell.map(template, rows, ...)` → `Batch`.
+"""Batch: one template over many rows — `agentcell.map(template, rows, ...)` → `Batch`.
 
 * `inputs.py` reads `--over` values into rows and checks them against the template;
 * `runner.py` runs the rows concurrently on the running loop (`Batch`);

@@ -1,6 +1,6 @@
 """A batch's rows: what `--over` / `map(rows=...)` may be, read into plain dict rows.
 
-Accepted (SPEC §3.12): a pandas DataFrame (each row's columns), a list of dicts, a list of strings
+Accepted: a pandas DataFrame (each row's columns), a list of dicts, a list of strings
 (each string is `{{ item }}`), or a glob string of files (`{{ filename }}`, `{{ text }}`; `.csv` and
 `.json` files give one row per record instead, with `filename` added). Everything is checked before
 any row starts: a value of another kind, a glob that matches nothing, and a row that lacks a variable

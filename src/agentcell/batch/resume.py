@@ -1,4 +1,4 @@
-"""What `--resume` reads: each batch row journalled as it finishes, per template (SPEC §3.12).
+"""What `--resume` reads: each batch row journalled as it finishes, per template.
 
 Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest,
 `<journal folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content

@@ -1,4 +1,4 @@
-"""`Batch`: one template over many rows, concurrently on the running loop (SPEC §3.12).
+"""`Batch`: one template over many rows, concurrently on the running loop.
 
 Rows start in input order while fewer than `concurrency` run and the shared `Throttle` is not paused:
 at the start, and from each row's end (`_fill`), so the next row starts in the step its predecessor

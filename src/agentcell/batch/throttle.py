@@ -1,4 +1,4 @@
-"""One back-off for a whole batch: a 429 on any row pauses every row's next request (SPEC §3.12).
+"""One back-off for a whole batch: a 429 on any row pauses every row's next request.
 
 A batch of 64 rows that each retried a rate limit on its own would keep hitting the limit 64 times
 over. Instead the batch's model is `RetryingModel(GatedModel(model))`: every request first waits for

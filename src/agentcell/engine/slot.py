@@ -1,4 +1,4 @@
-"""One slot = one pydantic-ai agent run over the conversation so far (SPEC §3).
+"""One slot = one pydantic-ai agent run over the conversation so far.
 
 The slot's type becomes the run's output type (`outputs.plan`): free text streams as plain text,
 checked by an output validator when it has constraints; every other type is a one-field model

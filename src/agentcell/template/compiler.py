@@ -1,6 +1,6 @@
 """`nodes.Document` → `CompiledTemplate`: the semantic checks, and the steps in order.
 
-Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
+Rules decided here:
 
 * The conversation a slot sees: the `<user>`/`<assistant>` turns and the plain text since the
   previous slot (or checkpoint), in order; consecutive plain texts form one user turn. Each turn is

@@ -1,6 +1,6 @@
 """One slot node → its type, its checked options and what its renderer needs.
 
-Rules decided here (SPEC §2 where it speaks, notes/struckdown-parity.md where it does not):
+Rules decided here (our own where we are stricter, struckdown 0.18's documented behaviour elsewhere):
 
 * A type is a built-in (aliases resolved), a capitalised notebook class (`[[Person:p]]`, found in
   the context when the run starts), a type given when compiling (`--types`/`types=`, any case, bound
