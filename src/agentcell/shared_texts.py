@@ -3,7 +3,7 @@
 A run's final log holds its answer several times: the streamed text (one merged `token_delta`), the
 slot's value (`slot_completed`), `processing_complete.answer`, and the exact transcript twice (OpenAI
 messages and pydantic-ai's). For a 50,000-token answer that was 1.4 MB of JSON which JupyterLab decodes
-in one task when the run ends (BENCHMARKS.md §4). So the trait is sent as the same events with every
+in one task when the run ends (`bench/browser.py`). So the trait is sent as the same events with every
 repeated long string replaced by a reference into one table, the list's first element:
 
     [{"kind": "shared_texts", "texts": [text, ...], "events": [i, ...]}, event, event, ...]

@@ -28,7 +28,7 @@ def _link_open(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDic
 def _heading_open(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     # An answer's headings are not the notebook's: JupyterLab's table of contents skips `jp-toc-ignore`
     # headings, where it would otherwise list, number and render an entry for each (seconds of main-thread
-    # work for the 640 headings of a 50,000-token answer, see BENCHMARKS.md §4).
+    # work for the 640 headings of a 50,000-token answer of `bench/browser.py`).
     tokens[idx].attrSet("class", "jp-toc-ignore")
     rendered: str = self.renderToken(tokens, idx, options, env)
     return rendered

@@ -96,7 +96,7 @@ def _request(r: LessonRound) -> str:
 
 ANSWER_IN_SAVED_LESSON = 2_000
 """Characters of a round's answer shown in the folded teaching view of the saved transcript: the answer is
-in full right below it (the slot's answer). The 50,000-token answer of BENCHMARKS.md §4 otherwise doubled the
+in full right below it (the slot's answer). The 50,000-token answer of `bench/browser.py` otherwise doubled the
 saved output (565 KB), which JupyterLab parses again whenever the cell's outputs change (its table of contents)."""
 
 

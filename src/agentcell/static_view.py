@@ -30,14 +30,14 @@ MARKDOWN_BUDGET = 30_000
 """Characters of answer text per transcript rendered as Markdown; the rest of a longer answer is kept verbatim
 as plain text (still all there). JupyterLab reads every HTML output of a cell
 again with its sanitizer, in one task, whenever the cell's outputs change (its table of contents), and renders
-it: for the 50,000-token answer of BENCHMARKS.md §4 rendered as Markdown (381 KB of markup) the sanitizer
+it: for the 50,000-token answer of `bench/browser.py` rendered as Markdown (381 KB of markup) the sanitizer
 alone took 81–300 ms, for the same text as plain text 5–16 ms."""
 PLAIN_NOTE = "The rest of this answer ({n:,} characters) is shown as plain text in the saved view."
 TEXT_BUDGET = 30_000
 """Characters of answer text per transcript in a saved output's `text/plain`; a longer answer is cut there, with a
 note, and kept whole in the same output's HTML. The plain text is the fallback of readers that show no HTML, and
 every byte of it costs JupyterLab at the run's end: it decodes the output update, copies it into the notebook's
-shared model and keeps it, in one task. For the 50,000-token answer of BENCHMARKS.md §4 the full plain text was
+shared model and keeps it, in one task. For the 50,000-token answer of `bench/browser.py` the full plain text was
 267 KB of a 589 KB update. `%agent show` prints the whole transcript (no budget)."""
 TEXT_CUT_NOTE = "[… {n:,} more characters of this answer: the HTML of this output holds all of it]"
 NO_MATH = "ac-body tex2jax_ignore mathjax_ignore"

@@ -318,7 +318,7 @@ class _Sink:
         """At the run's end, drop the references that close cycles (the run's state holds `emit`, the
         coalescer `_deliver` and the slots' watchers), so the run's objects are freed when the last
         reference to them goes, not by a later pass of the cycle collector (a batch row left ~120 objects
-        in cycles; BENCHMARKS §7d)."""
+        in cycles; bench/results/HISTORY-sessions-1-17.md §7d)."""
         self.state = None
         self.text.release()
 
