@@ -4,7 +4,7 @@
 // Why: anywidget imports `_esm` inside the websocket message that creates the widget's model, and
 // importing the whole 165 KB bundle there took 11.0 ms of that task in Chromium (median of 25 imports,
 // against 4.2 ms for a one-line module), a task JupyterLab's own work already brings near 50 ms
-// (BENCHMARKS.md §4, session 14). Held as a string it takes 6.5 ms there; it is compiled when the first
+// (benchmark history §4, session 14). Held as a string it takes 6.5 ms there; it is compiled when the first
 // view renders, in a task of its own, and once per page: every widget of the same build shares it.
 //
 // The stylesheet stays anywidget's `_css`. Inserted by this module it would leave that task too (in a

@@ -324,7 +324,7 @@ function compileRules(rules) {
  * The Markdown path run once on a small sample, one step per call, so the first real render does not pay
  * for a cold start. Cold, V8 compiles each function and each of marked's regular expressions on first use
  * and DOMPurify sets itself up: in Chromium the first render of 6,000 characters of streamed Markdown took
- * 134 ms, the next ones 26–38 ms (BENCHMARKS.md §4). widget.js runs the steps in tasks of their own while
+ * 134 ms, the next ones 26–38 ms (benchmark history §4). widget.js runs the steps in tasks of their own while
  * the view loads. Each step is a piece of the work `AnswerView.step` does; the results are dropped.
  */
 export const warmUpSteps = [

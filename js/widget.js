@@ -3,7 +3,7 @@
 // The heavy parts of the bundle are evaluated lazily, each in a task of its own, when the first view
 // renders: marked and DOMPurify (markdown.js), a warm-up of the Markdown path, then the view. Evaluated with the module they were one
 // task of ~45 ms (marked builds its grammar's regular expressions when it is evaluated), and the first
-// render ran in the same task (BENCHMARKS.md §4). esbuild bundles the `import()`s into this one file as
+// render ran in the same task (benchmark history §4). esbuild bundles the `import()`s into this one file as
 // lazily initialised modules: nothing is fetched.
 import "./widget.css";
 import { markOutput } from "./view/host.js";
@@ -25,7 +25,7 @@ let loading = null;
 /**
  * The modules evaluated first, one task each: marked (it builds its grammar's regular expressions when
  * evaluated), DOMPurify, then markdown.js (which imports both). As one task they took 33 ms in a traced
- * run and 65 ms in an untraced one on a loaded machine, two thirds of it marked's (BENCHMARKS.md §4).
+ * run and 65 ms in an untraced one on a loaded machine, two thirds of it marked's (benchmark history §4).
  */
 export const MODULE_STEPS = Object.freeze([() => import("marked"), () => import("dompurify"), () => import("./markdown.js")]);
 

@@ -12,7 +12,7 @@ import { completeBlocks, htmlDepth, lexMarkdown, plainFragment, refKey, sanitize
 /**
  * Characters of complete blocks rendered per task when a view is far behind: a view that opens on a long
  * answer, or the first render of a stream whose text piled up while the view loaded. In Chromium, warm,
- * 3,000 characters of the §4 benchmark's Markdown took 7–35 ms and 6,000 took 20–45 ms (BENCHMARKS.md §4).
+ * 3,000 characters of the §4 benchmark's Markdown took 7–35 ms and 6,000 took 20–45 ms (benchmark history §4).
  */
 export const ANSWER_SLICE = 3000;
 
@@ -21,14 +21,14 @@ export const ANSWER_SLICE = 3000;
  * so far and the sanitizer pass its renders will need (estimated at the rate measured on the passes before).
  * Characters alone did not bound a slice's time: the first slices run before the browser has optimized the
  * lexer (two took 49 and 55 ms on a quiet machine, session 11), and the sanitizer pass after the Markdown
- * work, uncounted until session 12, took 3-15 ms warm and 34 ms cold (BENCHMARKS.md §4).
+ * work, uncounted until session 12, took 3-15 ms warm and 34 ms cold (benchmark history §4).
  */
 export const ANSWER_SLICE_MS = 10;
 
 /**
  * What sanitizing and placing the HTML of one character of Markdown is taken to cost (ms) before the view
  * has measured it. The first passes run cold: in Chromium the first deferred slice's sanitizer pass took
- * 34 ms for 1,605 characters, against ~1.2 ms per 1,000 warm (BENCHMARKS.md §4, session 12). Each pass
+ * 34 ms for 1,605 characters, against ~1.2 ms per 1,000 warm (benchmark history §4, session 12). Each pass
  * then measures the rate (`learnRate`).
  */
 export const COLD_FILL_MS_PER_CHAR = 0.01;

@@ -6,7 +6,7 @@
 // Why an attribute and not `:has(.agentcell)`: a `:has()` whose argument is a descendant selector is
 // matched by visiting the element's whole subtree, and the browser checks it again as the subtree
 // changes. On the output of a streaming answer (tens of thousands of elements, new ones every frame),
-// that made every frame's style recalculation grow with the answer (BENCHMARKS.md §4). The attribute
+// that made every frame's style recalculation grow with the answer (benchmark history §4). The attribute
 // is on an ancestor and written once; the rules that read it look only at that element and at the
 // next output's direct children.
 
