@@ -1,5 +1,5 @@
 // Export data for Copy / Download. Nothing here converts a run to OpenAI messages: Python does that
-// (src/agentcell/engine/convert.py) and the widget hands out what Python sent:
+// (src/agentcell/openai_format.py) and the widget hands out what Python sent:
 // - once the run ended, the exact transcript on processing_complete (`state.extra.transcript`, from
 //   the `final` trait): {openai: [...], pydantic_ai: [...]};
 // - mid-run, the teaching payloads: each `model_request` carries the request's messages (OpenAI shape)
