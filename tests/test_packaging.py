@@ -25,7 +25,7 @@ def test_sdist_installs_without_node_and_ships_the_bundle(tmp_path: Path) -> Non
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
     assert any(n.endswith("src/agentcell/static/widget.js") for n in names)
-    assert any(n.endswith("js/widget.js") for n in names)
+    assert any(n.endswith("js/src/widget.js") for n in names)
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

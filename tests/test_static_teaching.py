@@ -2,7 +2,7 @@
 
 The fixtures in tests/fixtures/teaching/ are real engine runs (`runs.py`); the "lesson" run went through
 pydantic-ai's real OpenAI client to the scripted HTTP server, so it carries captured HTTP exchanges.
-`js/teach.test.js` checks the live widget on the same files: both must name the same markers.
+`js/tests/teach.test.js` checks the live widget on the same files: both must name the same markers.
 """
 
 from __future__ import annotations

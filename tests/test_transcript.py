@@ -1,4 +1,4 @@
-"""The one transcript reducer: golden fixtures shared with `js/golden.test.js`, and live reads."""
+"""The one transcript reducer: golden fixtures shared with `js/tests/golden.test.js`, and live reads."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ messages: `{"kind": "rows", "rows": [...], "progress": {...}}` carries the rows 
 last message, flushed at most `1 / flush_interval` times a second (10 by default) whatever the row
 rate, so a 64-row-wide batch of fast rows stays far under the 30 messages/s budget. A view that opens
 late asks for a snapshot. Clicking a row asks for that row's events (`{"kind": "row", "index": i,
-"msg": {"kind": "snapshot_request"}}`): the same single-run view (`js/view.js`) renders them, and
+"msg": {"kind": "snapshot_request"}}`): the same single-run view (`js/src/view.js`) renders them, and
 while the row runs its new events ride along in the same flushes. Stop stops the whole batch; the
 row view's own Stop stops that row only.
 

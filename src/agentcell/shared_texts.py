@@ -9,7 +9,7 @@ repeated long string replaced by a reference into one table, the list's first el
     [{"kind": "shared_texts", "texts": [text, ...], "events": [i, ...]}, event, event, ...]
 
 A reference is `{"agentcell_text": n}` (`texts[n]`); `events` lists the positions (in the packed list)
-of the events that hold one, so a reader resolves those only (`js/view/store.js` `unpackTexts`). A log
+of the events that hold one, so a reader resolves those only (`js/src/view/store.js` `unpackTexts`). A log
 with no repeated long text, or one whose data already holds a dict shaped like a reference, is sent
 as it is. Python keeps the plain list (`AgentWidget.final`); only the JSON sent to the browser and
 written in saved widget state is packed. The run's last live batch and a snapshot are packed the same way
@@ -127,7 +127,7 @@ def _resolve(value: Any, texts: list[str]) -> Any:
 
 def unpack(packed: Any, _widget: Any = None) -> Any:
     """The plain events of a packed list (a list without the table is returned as it is); a `from_json`.
-    Only the events the table names are resolved, as in the browser (`js/view/store.js`)."""
+    Only the events the table names are resolved, as in the browser (`js/src/view/store.js`)."""
     if not isinstance(packed, list) or not packed or not isinstance(packed[0], dict):
         return packed
     head = packed[0]

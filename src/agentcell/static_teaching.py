@@ -1,4 +1,4 @@
-"""The teaching view without a kernel: the static twin of `js/view/teaching.js` + `js/teach/`.
+"""The teaching view without a kernel: the static twin of `js/src/view/teaching.js` + `js/src/teach/`.
 
 What the model was offered (each tool as a Python signature with its docstring, the JSON schema one
 `<details>` away), then each slot's rounds in three lanes — your code & tools | agentcell | model —

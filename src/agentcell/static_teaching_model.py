@@ -1,4 +1,4 @@
-"""The run as a lesson, from the one `Transcript` (mirror of `js/teach/lesson.js` and `messages.js`).
+"""The run as a lesson, from the one `Transcript` (mirror of `js/src/teach/lesson.js` and `messages.js`).
 
 Per slot, per round: the request the model was sent (rebuilt from the `model_request` payloads: the
 earlier messages and the new ones), the response, the tool runs (with their times, to show which ran
@@ -78,7 +78,7 @@ def _payloads(items: list[Item], kind: str) -> list[Item]:
 
 
 def rebuild(payloads: list[Item]) -> list[Request]:
-    """Each `model_request` with the whole message list it sent (see `js/teach/messages.js`)."""
+    """Each `model_request` with the whole message list it sent (see `js/src/teach/messages.js`)."""
     messages: list[Item] = []
     out = []
     for d in payloads:

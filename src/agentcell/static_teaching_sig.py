@@ -1,4 +1,4 @@
-"""A tool's JSON schema read back as the Python signature a learner wrote (mirror of `js/teach/signature.js`).
+"""A tool's JSON schema read back as the Python signature a learner wrote (mirror of `js/src/teach/signature.js`).
 
 `def room_of(module_code: str, term: str = 'autumn')`, then the docstring: the saved teaching view and
 the lesson export show each offered tool the way the live widget does.

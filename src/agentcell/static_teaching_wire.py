@@ -1,6 +1,6 @@
 """A round's wire for the static teaching view: OpenAI Chat Completions, pydantic-ai messages, the HTTP exchange.
 
-Mirror of `js/teach/wire.js` (`wireData`): the same three formats, as three `<details>` (no script is
+Mirror of `js/src/teach/wire.js` (`wireData`): the same three formats, as three `<details>` (no script is
 needed to switch); each block is a `<pre>` a reader can select, and in the lesson export a Copy button.
 """
 

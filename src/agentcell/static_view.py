@@ -6,7 +6,7 @@ and JupyterLab on an untrusted notebook still show the transcript: slots, rounds
 narration, tool calls with their arguments and results, approvals, warnings, resume segments,
 compaction markers and the answer — Markdown rendered, as the live view does.
 
-It reads the one `Transcript` (the same reducer the widget's `js/state.js` is pinned to), with the
+It reads the one `Transcript` (the same reducer the widget's `js/src/state.js` is pinned to), with the
 labels of `labels.json`. Every piece of text is escaped (`html.escape`) or goes through
 markdown-it-py with raw HTML off (`static_markdown.py`): model and tool text never becomes scripts,
 styles or event handlers.
@@ -50,7 +50,7 @@ of a long answer's text at the run's end to find none."""
 # output just before this one when it holds no rendered view (JupyterLab without a kernel shows
 # "Loading widget..." there; nbconvert without the widget CDNs shows nothing); a transcript shown on
 # its own (`data-alone`, `static_transcript()`) hides nothing. A live view marks its output with
-# `data-agentcell-view` (js/view/host.js): no `:has(.agentcell)`, which would visit the whole view
+# `data-agentcell-view` (js/src/view/host.js): no `:has(.agentcell)`, which would visit the whole view
 # (a long answer's every element) each time the browser checks it, and only child combinators
 # inside `:has()` (JupyterLab and nbconvert put an HTML output's markup right in
 # `.jp-OutputArea-output`). Outside JupyterLab the fallbacks

@@ -2,7 +2,7 @@
 
 `Transcript` reduces wire events (the JSON the browser gets) into slots → rounds → items with
 retractions applied, usage per slot and per run, and status. It is a port of the widget's
-`js/state.js`, pinned to it by golden fixtures: both produce the same canonical JSON.
+`js/src/state.js`, pinned to it by golden fixtures: both produce the same canonical JSON.
 """
 
 from .model import TERMINAL, Pieces, Round, Slot, is_text_type

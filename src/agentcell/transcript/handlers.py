@@ -1,4 +1,4 @@
-"""One function per event kind: how a wire event changes the `TranscriptState` (mirrors `js/state/`).
+"""One function per event kind: how a wire event changes the `TranscriptState` (mirrors `js/src/state/`).
 
 Each handler reads the event defensively (fields may be missing or of the wrong type) and changes
 the transcript in place. Keep this file and the JavaScript handlers in step; the golden fixtures

@@ -1,6 +1,6 @@
 """The shapes a transcript is made of: slots, rounds, items, and JS-compatible value coercions.
 
-The reducer (`reduce.py`) is a port of `js/state.js`; these helpers make Python read odd wire values
+The reducer (`reduce.py`) is a port of `js/src/state.js`; these helpers make Python read odd wire values
 the way JavaScript does (`num`, `truthy`, `js_str`), so both reducers give the same transcript for
 the same events — the golden fixtures under `tests/fixtures/transcripts/` pin that.
 """

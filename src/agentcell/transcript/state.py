@@ -1,4 +1,4 @@
-"""`Transcript`: the one reducer of a run's events into slots → rounds → items (a port of `js/state.js`).
+"""`Transcript`: the one reducer of a run's events into slots → rounds → items (a port of `js/src/state.js`).
 
 Everything that shows or summarizes a run reads it: the engine's `Run.transcript` (live),
 `RunHandle` (answers mid-run, retractions applied), the saved notebook's static view, the journal's
