@@ -27,7 +27,7 @@ from ..template.program import Template
 from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
 from .results import BatchResult, RowResult
-from .resume import Manifest, journal_folder, manifest_path
+from .resume import journal_folder, manifest_path, open_manifest
 from .runner import Batch, BatchOptions
 from .throttle import Throttle, gated
 
@@ -122,7 +122,7 @@ def start_batch(
         raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
     options = replace(options, journal=folder if folder is not None else False)
     path = manifest_path(compiled.sha256, options.journal)
-    manifest = Manifest(path) if path is not None else None
+    manifest = open_manifest(path)  # `None` (and a warning) when it cannot be opened: the rows still run
     if client is not None:
         from .dask import DaskRows
 

@@ -10,15 +10,19 @@ failed, stopped and unseen rows run again. The row's run id leads to its full tr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic_core import to_jsonable_python
 
+from ..errors import JournalWarning
 from ..journal import JournalOption, journal_path
+from ..journal.paths import open_private
 from ..usage import Usage
 from .results import RowResult
 
@@ -70,14 +74,23 @@ def read_finished(path: Path) -> dict[str, Finished]:
 
 
 class Manifest:
-    """Appends each finished row of a batch to its template's manifest; one flushed line per row."""
+    """Appends each finished row of a batch to its template's manifest; one flushed line per row.
+
+    The file is private like a run's journal (0600 in a 0700 folder). A write that fails (a full disk)
+    closes the file and raises: the batch stops and says why (`runner.py`), rather than go on with rows
+    `--resume` would never know were done. Closing never raises.
+    """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 — held for the batch, closed by close()
+        self._file: IO[bytes] | None = open_private(path)  # held for the batch, closed by close()
 
     def write(self, row: RowResult) -> None:
+        """Append `row` as one flushed line.
+
+        Raises:
+            OSError: the line could not be written (the manifest is closed: nothing more is written).
+        """
         if self._file is None:
             return
         record = {
@@ -90,10 +103,33 @@ class Manifest:
             "usage": to_jsonable_python(row.usage),
             "run_id": row.run_id,
         }
-        self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
-        self._file.flush()
+        try:
+            self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            self._file.flush()
+        except OSError:
+            self.close()  # what stayed in the buffer would fail again at every later flush, and at close
+            raise
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Close the file; a last flush that fails (the disk filled meanwhile) loses only that line."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+
+
+def open_manifest(path: Path | None) -> Manifest | None:
+    """The manifest at `path`, or `None` with a `JournalWarning` when it cannot be opened (the journal path is
+    a file, not a folder; a read-only disk): the batch runs, but `--resume` will not know its rows."""
+    if path is None:
+        return None
+    try:
+        return Manifest(path)
+    except OSError as exc:
+        warnings.warn(
+            f"the batch's manifest {path} could not be opened ({type(exc).__name__}: {exc}); the rows run, but a "
+            "later --resume will not know which ones finished",
+            JournalWarning,
+            stacklevel=4,  # the user's `agentcell.map(...)`
+        )
+        return None

@@ -353,7 +353,11 @@ class Batch:
         self._spent = self._spent + row.usage
         self._finished.append(row.index)
         if self._manifest is not None and row.status != "not_started":
-            self._manifest.write(row)
+            try:
+                self._manifest.write(row)
+            except OSError as exc:  # a full disk: stop, rather than run rows `--resume` would never know were done
+                self._stop(f"row {row.index} could not be written to {self._manifest.path} ({_error(exc)}); "
+                           "the rows not started were left for a later --resume")
         self._wake()
         if self.settings.max_cost is not None and self._over_budget():
             self._close()
@@ -377,17 +381,21 @@ class Batch:
             self._end()
 
     def _end(self) -> None:
-        for row in self.rows:
-            if not row.finished:
-                self._set(replace(row, status="not_started", error=self.reason or "not started"))
-                self._finished.append(row.index)
-        if self._manifest is not None:
-            self._manifest.close()
-        self._result = BatchResult(
-            rows=tuple(self.rows), slots=self.slots, keep=self.settings.keep,
-            status="stopped" if self.reason else "completed", reason=self.reason,
-            template_sha256=self.template.sha256)
-        self._wake()
+        """Mark the rows never started and make the `BatchResult`; the result is made whatever else fails, so
+        `done`, `await batch` and `async for` always end."""
+        try:
+            for row in self.rows:
+                if not row.finished:
+                    self._set(replace(row, status="not_started", error=self.reason or "not started"))
+                    self._finished.append(row.index)
+        finally:
+            if self._manifest is not None:
+                self._manifest.close()  # never raises (a last flush on a full disk is let go)
+            self._result = BatchResult(
+                rows=tuple(self.rows), slots=self.slots, keep=self.settings.keep,
+                status="stopped" if self.reason else "completed", reason=self.reason,
+                template_sha256=self.template.sha256)
+            self._wake()
 
     def __repr__(self) -> str:
         groups: dict[str, int] = {}
