@@ -134,6 +134,7 @@ class BatchWidget(anywidget.AnyWidget):
             "eta_s": None if eta is None else round(eta, 1),
             "elapsed_s": round(elapsed, 1),
             "paused_s": round(self.batch.throttle.paused_for, 1),
+            "pause_note": self.batch.throttle.note,
             "reason": self.batch.reason,
         }
 
