@@ -124,9 +124,10 @@ def start_batch(
     path = manifest_path(compiled.sha256, options.journal)
     manifest = open_manifest(path)  # `None` (and a warning) when it cannot be opened: the rows still run
     if client is not None:
-        from .dask import DaskRows
+        from .dask import DaskRows, travelling
 
         runner = DaskRows(client, compiled, options)
+        rows = travelling(rows)
         batch = Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest,
                       runner=runner, engine="dask")
         runner.bind(batch)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ..errors import JournalWarning
@@ -53,24 +54,57 @@ def manifest_path(template_sha256: str, option: JournalOption) -> Path | None:
     return None if folder is None else folder / "batches" / f"{template_sha256[:16]}.jsonl"
 
 
+class _Line(BaseModel):
+    """One manifest line as `Manifest.write` writes it; a line of another shape (hand-edited, corrupted) is left out."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    key: str
+    status: str
+    results: dict[str, Any] | None = None
+    usage: Usage = Field(default_factory=Usage)
+    run_id: str | None = None
+    error: str | None = None
+
+
 def read_finished(path: Path) -> dict[str, Finished]:
-    """Row key → its latest finished state in the manifest at `path` (empty when there is none)."""
+    """Row key → its latest finished state in the manifest at `path` (empty when there is none).
+
+    A line that is not a row (`[1]`, `null`, a string where a number goes) is left out, and its row runs again;
+    one `JournalWarning` names how many were and the first. A last line cut short by a crash mid-write is left
+    out silently (that is what a crash leaves)."""
     found: dict[str, Finished] = {}
-    if not path.exists():
-        return found
-    with open(path, "rb") as f:
-        for line in f:
-            try:
-                row = json.loads(line)
-                usage = Usage(**row.get("usage", {}))
-                earlier = found.get(row["key"])
-                if earlier is not None and earlier.status in DONE and row["status"] not in DONE:
-                    continue  # done once (same template, same row) stays done; a later stopped rerun changes nothing
-                found[row["key"]] = Finished(status=row["status"], results=row.get("results") or {}, usage=usage,
-                                             run_id=row.get("run_id"), error=row.get("error"))
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by a crash mid-write
+    skipped: list[str] = []
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+    except OSError:
+        return found  # none yet (or not readable: nothing is known to be done)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = _Line.model_validate_json(line)
+        except ValidationError as exc:
+            if number < len(lines):  # the last piece has no newline after it: a line cut short by a crash
+                skipped.append(f"line {number}: {_first_problem(exc)}")
+            continue
+        earlier = found.get(row.key)
+        if earlier is not None and earlier.status in DONE and row.status not in DONE:
+            continue  # done once (same template, same row) stays done; a later stopped rerun changes nothing
+        found[row.key] = Finished(status=row.status, results=row.results or {}, usage=row.usage, run_id=row.run_id,
+                                  error=row.error)
+    if skipped:
+        lines_ = "line" if len(skipped) == 1 else "lines"
+        warnings.warn(f"--resume left out {len(skipped)} {lines_} of {path} it could not read ({skipped[0]}); "
+                      "their rows run again", JournalWarning, stacklevel=2)
     return found
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else str(error["msg"])
 
 
 class Manifest:

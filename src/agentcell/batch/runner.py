@@ -297,6 +297,9 @@ class Batch:
         run_id = uuid.uuid4().hex[:12]
         self._running += 1
         running = replace(self.rows[row.index], status="running", run_id=run_id)
+        if row.problem is not None:  # a malformed input row fails alone, with the sentence that says why
+            self._record(row, replace(running, status="failed", error=row.problem, run_id=None))
+            return
         if self._runner is not None:
             self._set(running)
             task = self._loop.create_task(self._runner(row, run_id), name=f"agentcell-batch-row-{row.index}")
@@ -306,7 +309,8 @@ class Batch:
         try:
             if self._prepared is None:
                 self._prepared = prepare(self.template, self.options)
-            run = self._prepared.start(context={**(self.options.context or {}), **row.fields}, run_id=run_id)
+            fields = {k: v for k, v in row.fields.items() if isinstance(k, str)}  # a column named 0 is no variable
+            run = self._prepared.start(context={**(self.options.context or {}), **fields}, run_id=run_id)
         except Exception as exc:  # the row's boundary: one row's failure is that row's, never the batch's
             error = str(exc) if isinstance(exc, AgentcellError) else _error(exc)
             self._record(row, replace(running, status="failed", error=error))  # `_fill`'s loop goes on
