@@ -1,7 +1,7 @@
 """Batch: one template over many rows (SPEC §3.12) — `agentcell.map(template, rows, ...)` → `Batch`.
 
 * `inputs.py` reads `--over` values into rows and checks them against the template;
-* `runner.py` runs the rows concurrently on the running loop (`Batch`);
+* `runner.py` runs the rows concurrently on the running loop (`Batch`), as `settings.py` says (`BatchOptions`);
 * `throttle.py` is the one back-off a 429 puts on every row;
 * `results.py` is the table (`BatchResult.to_pandas()`, records, CSV/JSON/Parquet);
 * `resume.py` journals rows as they finish so `resume=True` skips what is done;
@@ -28,7 +28,8 @@ from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
 from .results import BatchResult, RowResult
 from .resume import journal_folder, manifest_path, open_manifest
-from .runner import Batch, BatchOptions
+from .runner import Batch
+from .settings import BatchOptions
 from .throttle import Throttle, gated
 
 __all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "Row", "RowResult", "map", "start_batch"]

@@ -59,8 +59,7 @@ class DaskRows:
     async def __call__(self, row: Row, run_id: str) -> RowResult:
         assert self._batch is not None
         base = self._batch.rows[row.index]
-        fields = {k: v for k, v in row.fields.items() if isinstance(k, str)}  # a column named 0 is no variable
-        future = self.client.submit(run_row, self._payload, fields, run_id, self.stop_name,
+        future = self.client.submit(run_row, self._payload, row.variables, run_id, self.stop_name,
                                     key=f"agentcell-row-{row.index}-{run_id}", pure=False)
         try:
             outcome: dict[str, Any] = await future

@@ -41,6 +41,12 @@ class Row:
     """Why the row cannot run as given (a CSV line with more fields than its header): the row fails with this
     sentence as its error and the other rows run."""
 
+    @property
+    def variables(self) -> dict[str, Any]:
+        """The fields a template may read: a DataFrame column named 0 stays in the row (and its table) but is no
+        variable (one would fail the row's rendering)."""
+        return {k: v for k, v in self.fields.items() if isinstance(k, str)}
+
 
 @dataclass(frozen=True, slots=True)
 class _Malformed:

@@ -23,7 +23,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 from ..engine import Prepared, Run, prepare
@@ -38,25 +38,12 @@ from . import heap
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
 from .resume import DONE, Manifest, journal_folder, read_finished
+from .settings import BatchOptions
 from .throttle import Throttle
 
 RowRunner = Callable[[Row, str], Coroutine[Any, Any, RowResult]]
 """Runs one row under a run id to its `RowResult` (in this kernel, or on a Dask worker)."""
 Watcher = Callable[[RowResult], None]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BatchOptions:
-    """How a batch runs its rows (the per-row run options are a `RunOptions`)."""
-
-    concurrency: int = 8
-    """Rows running at once."""
-    max_cost: float | None = None
-    """Stop starting rows once the known cost (USD) passes this; rows running go on to their end."""
-    keep: bool = False
-    """Keep the input columns in the results table."""
-    resume: bool = False
-    """Skip rows an earlier batch over the same template finished (same row content)."""
 
 
 def _error(exc: BaseException) -> str:
@@ -309,8 +296,7 @@ class Batch:
         try:
             if self._prepared is None:
                 self._prepared = prepare(self.template, self.options)
-            fields = {k: v for k, v in row.fields.items() if isinstance(k, str)}  # a column named 0 is no variable
-            run = self._prepared.start(context={**(self.options.context or {}), **fields}, run_id=run_id)
+            run = self._prepared.start(context={**(self.options.context or {}), **row.variables}, run_id=run_id)
         except Exception as exc:  # the row's boundary: one row's failure is that row's, never the batch's
             error = str(exc) if isinstance(exc, AgentcellError) else _error(exc)
             self._record(row, replace(running, status="failed", error=error))  # `_fill`'s loop goes on
