@@ -64,7 +64,7 @@ def map(
     `rows` is a pandas DataFrame, a list of dicts, a list of strings (`{{ item }}`) or a glob of files
     (`{{ filename }}`, `{{ text }}`). Each row's fields are template variables on top of `context`.
     The run keywords are `RunOptions`' (per row; `history`, `run_id` and `resume_from` belong to one
-    run and are not among them); `max_rows` takes the first rows only, `max_cost`
+    run and are not among them); `max_rows` takes the first rows only (at least 1), `max_cost`
     stops starting rows once the known cost passes it (USD), `keep` keeps the input columns in the
     results, `resume` skips rows an earlier batch over the same template finished, and `client` (an
     asynchronous `distributed.Client`) runs the rows on a Dask cluster.

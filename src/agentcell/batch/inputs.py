@@ -4,7 +4,9 @@ Accepted (SPEC §3.12): a pandas DataFrame (each row's columns), a list of dicts
 (each string is `{{ item }}`), or a glob string of files (`{{ filename }}`, `{{ text }}`; `.csv` and
 `.json` files give one row per record instead, with `filename` added). Everything is checked before
 any row starts: a value of another kind, a glob that matches nothing, and a row that lacks a variable
-the template reads raise `BatchError` with one line naming the row and the variable.
+the template reads raise `BatchError` with one line naming the row and the variable. A row that is
+malformed on its own (a CSV line with more fields than its header) keeps a `problem`: it fails alone
+and the other rows run. A row's values are the user's own: anything may be in them (see `row_key`).
 """
 
 from __future__ import annotations
