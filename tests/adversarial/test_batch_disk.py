@@ -85,3 +85,19 @@ async def test_a_journal_path_that_is_a_file_warns_and_the_rows_run(tmp_path: Pa
     result = await batch
     assert result.status == "completed"
     assert [r.results["answer"] for r in result.rows] == ["W00", "W01", "W02"]
+
+
+async def test_a_manifest_that_cannot_be_written_is_still_read_by_resume(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = await map(TEMPLATE, WORDS[:2], model=Shouter().model, journal=tmp_path)
+    assert first.status == "completed"
+
+    def read_only_disk(_path: Path) -> IO[bytes]:
+        raise PermissionError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(resume, "open_private", read_only_disk)
+    with pytest.warns(JournalWarning, match="could not be opened .*Read-only file system"):
+        batch = map(TEMPLATE, WORDS[:3], model=Shouter().model, journal=tmp_path, resume=True)
+    result = await batch
+    assert [r.resumed for r in result.rows] == [True, True, False]  # what it held still counts
+    assert result.rows[2].results == {"answer": "W02"}

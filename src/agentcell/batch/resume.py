@@ -152,9 +152,18 @@ class Manifest:
                 file.close()
 
 
+    @classmethod
+    def read_only(cls, path: Path) -> Manifest:
+        """A manifest that records nothing: `--resume` still reads what `path` holds (a read-only disk)."""
+        manifest = cls.__new__(cls)
+        manifest.path, manifest._file = path, None
+        return manifest
+
+
 def open_manifest(path: Path | None) -> Manifest | None:
-    """The manifest at `path`, or `None` with a `JournalWarning` when it cannot be opened (the journal path is
-    a file, not a folder; a read-only disk): the batch runs, but `--resume` will not know its rows."""
+    """The manifest at `path` (`None`: journaling is off). One that cannot be opened for writing (the journal
+    path is a file, not a folder; a read-only disk) gives a `JournalWarning` and records nothing: the batch
+    runs, and `--resume` reads what the manifest already holds, but a later `--resume` will not know these rows."""
     if path is None:
         return None
     try:
@@ -166,4 +175,4 @@ def open_manifest(path: Path | None) -> Manifest | None:
             JournalWarning,
             stacklevel=4,  # the user's `agentcell.map(...)`
         )
-        return None
+        return Manifest.read_only(path)
