@@ -37,6 +37,12 @@ describe("progress words", () => {
     expect(statsText(p)).toBe("1.5k tokens · $0.01 · 42 rows/min · about 1 m 20 s left · elapsed 5.0 s");
     expect(segments(p).map((s) => [s.group, s.percent])).toEqual([["done", 20], ["failed", 10], ["running", 10], ["pending", 60]]);
   });
+  it("says when a Retry-After longer than the cap was cut short (issue 40: a batch froze for 1,157 days)", () => {
+    const note = "the provider asked to wait 1,157 days (Retry-After); the batch paused 2 min, the most a retry waits";
+    const p = progress({ pending: 3, paused_s: 118, pause_note: note, elapsed_s: 5 });
+    expect(statsText(p)).toBe(`0 tokens · paused 1 m 58 s (rate limit) · ${note} · elapsed 5.0 s`);
+    expect(statsText(progress({ paused_s: 2, pause_note: null }))).toBe("0 tokens · paused 2.0 s (rate limit) · elapsed 1.0 s");
+  });
 });
 
 describe("batch view", () => {

@@ -29,10 +29,11 @@ import traitlets
 from pydantic_core import to_jsonable_python
 
 from .batch import Batch
+from .batch.inputs import safe_repr
 from .batch.results import GROUPS, RowResult
 from .loops import running_loop
 from .static_view import NO_MATH
-from .wire import to_wire
+from .wire import scrub, scrub_text, to_wire
 
 STATIC = pathlib.Path(__file__).parent / "static"
 _FALLBACK_ESM = """
@@ -59,7 +60,7 @@ def row_json(row: RowResult) -> dict[str, Any]:
         "status": row.status,
         "input": _preview(next(iter(row.input.values()), "") if row.input else ""),
         "values": {k: _preview(v) for k, v in row.results.items()},
-        "error": row.error,
+        "error": None if row.error is None else scrub_text(row.error)[0],
         "tokens": usage.input_tokens + usage.output_tokens,
         "cost": usage.cost,
         "resumed": row.resumed,
@@ -67,7 +68,14 @@ def row_json(row: RowResult) -> dict[str, Any]:
 
 
 def _preview(value: Any) -> Any:
-    value = to_jsonable_python(value, fallback=repr)
+    """A cell of the live table: JSON-ready, valid UTF-8, cut. A row's value is the user's own, so anything that
+    cannot be shown as JSON (a cycle, thousands of levels deep, bytes that are not UTF-8, a raising `repr`)
+    is shown as its `repr` or its type rather than stopping the view."""
+    try:
+        value = to_jsonable_python(value, fallback=safe_repr)
+    except Exception:  # whatever the value raises, the table shows something
+        value = safe_repr(value)
+    value = scrub(value)[0]  # lone surrogates: a message that is not UTF-8 cannot be sent
     if isinstance(value, str):
         return value if len(value) <= PREVIEW_CHARS else value[: PREVIEW_CHARS - 1] + "…"
     if isinstance(value, dict | list):
@@ -134,6 +142,7 @@ class BatchWidget(anywidget.AnyWidget):
             "eta_s": None if eta is None else round(eta, 1),
             "elapsed_s": round(elapsed, 1),
             "paused_s": round(self.batch.throttle.paused_for, 1),
+            "pause_note": self.batch.throttle.note,
             "reason": self.batch.reason,
         }
 
@@ -289,7 +298,7 @@ def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
     cells = []
     for row in batch.rows[:limit]:
         values = [str(row.index), *(str(_preview(row.results.get(s, ""))) for s in batch.slots), row.status,
-                  row.error or ""]
+                  scrub_text(row.error or "")[0]]
         lines.append(" | ".join(values))
         cells.append("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in values) + "</tr>")
     more = f"<p>… {len(batch.rows) - limit} more rows</p>" if len(batch.rows) > limit else ""

@@ -18,7 +18,7 @@ from .loops import running_loop
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from .registry import RunRegistry
+    from .registry import LiveRun, RunRegistry
 
 CONFIG_KEYS = ("model", "max_iter", "max_calls", "max_tokens", "approve", "interrupt_stops_runs")
 """What `%agent config key=value` may set (each is also a traitlet of `AgentMagics`)."""
@@ -92,10 +92,29 @@ class AgentCommands:
             return Stopped.of([self._run_name(h) for h in [*self.registry.stop_all(), *PYTHON_RUNS.stop_all()]])
         if len(rest) != 1:
             raise UsageError("usage: %agent stop [all | NAME]")
-        handle = self._handle(rest[0])
-        was_running = not handle.done
-        handle.cancel()
+        live = self._live(rest[0])
+        was_running = not live.done
+        live.cancel()
         return Stopped.of([rest[0]] if was_running else [])
+
+    def _live(self, name: str) -> LiveRun:
+        """What `%agent stop NAME` stops: the variable `NAME` when it holds anything that runs (a run, a batch: any
+        `LiveRun`), else the kept run whose id is `NAME` (`%agent stop` names unbound runs by their id)."""
+        from .frontends import PYTHON_RUNS
+        from .registry import LiveRun
+
+        value = self.ip.user_ns.get(name)
+        if isinstance(value, LiveRun):
+            return value
+        kept = self.registry.runs.get(name) or PYTHON_RUNS.runs.get(name)
+        if kept is not None:
+            return kept
+        if name in self.ip.user_ns:
+            kind = type(value).__name__
+            article = "an" if kind[:1].lower() in "aeiou" else "a"
+            raise UsageError(f"{name!r} holds {article} {kind}, not a run or a batch: there is nothing of it to stop")
+        raise UsageError(f"nothing running is called {name!r}: no variable of that name (bind a run or a batch with "
+                         f"-o {name}) and no run id of a run still kept")
 
     def _run_name(self, handle: Any) -> str:
         """The variable a run is bound to (`-o NAME`), else its run id."""

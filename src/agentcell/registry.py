@@ -14,11 +14,13 @@ as a `LiveRun` (what `handle.RunHandle` offers), so it never imports the handle 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
+@runtime_checkable
 class LiveRun(Protocol):
-    """What the registry needs of a run it keeps: `handle.RunHandle` is the one kind it holds."""
+    """What the registry needs of a run it keeps (a `RunHandle`, a `Batch`): `%agent stop NAME` stops any value
+    that has all of it, whatever kind of run it is."""
 
     @property
     def run_id(self) -> str:

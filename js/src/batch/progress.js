@@ -1,5 +1,6 @@
 // The batch's progress as words and bar widths (pure: no DOM). `p` is the kernel's progress object:
-// {done, failed, stopped, running, pending, not_started, total, tokens, cost, rows_per_min, eta_s, elapsed_s, paused_s, reason}.
+// {done, failed, stopped, running, pending, not_started, total, tokens, cost, rows_per_min, eta_s, elapsed_s, paused_s,
+// pause_note, reason}.
 import { formatCost, formatCount, formatElapsed } from "../format.js";
 
 export const GROUPS = ["done", "failed", "stopped", "running", "pending", "not_started"];
@@ -35,6 +36,7 @@ export function statsText(p) {
   const left = num(p?.pending) + num(p?.running);
   if (left > 0 && Number.isFinite(p?.eta_s)) parts.push(`about ${formatElapsed(p.eta_s)} left`);
   if (num(p?.paused_s) > 0) parts.push(`paused ${formatElapsed(p.paused_s)} (rate limit)`);
+  if (typeof p?.pause_note === "string" && p.pause_note) parts.push(p.pause_note); // a Retry-After longer than the cap
   parts.push(`elapsed ${formatElapsed(num(p?.elapsed_s))}`);
   return parts.join(" · ");
 }
