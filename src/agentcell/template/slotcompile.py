@@ -18,7 +18,6 @@ Rules decided here (SPEC §2 where it speaks, notes/struckdown-parity.md where i
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -32,8 +31,6 @@ from .nodes import Const, Dynamic, Option, OptionValue, Slot
 from .program import SlotType, TemplateWarning
 from .render import Argument, Choice, DynamicOption, Reference
 from .source import Source
-
-_ISO = {"date": dt.date.fromisoformat, "datetime": dt.datetime.fromisoformat, "time": dt.time.fromisoformat}
 
 
 @dataclass(slots=True)
@@ -63,7 +60,7 @@ class SlotParts:
 
 
 class SlotCompiler:
-    """Checks one slot node against the type table (`types.TYPES`)."""
+    """Checks one slot node against its kind (`kinds.KINDS`, as `types.TYPES`)."""
 
     def __init__(self, source: Source, env: jinja2.Environment, defined: Collection[str] = ()) -> None:
         self.source = source
@@ -178,12 +175,13 @@ class SlotCompiler:
             checked = opts.check(key, value)
         except opts.OptionValueError as exc:
             self.fail(str(exc), option.line, option.col)
-        if key in types.NUMERIC and types.TYPES[slot_type].bounds == "iso":
-            if not isinstance(checked, str) or slot_type not in _ISO:
+        iso = types.TYPES[slot_type].iso
+        if key in types.NUMERIC and iso is not None:
+            if not isinstance(checked, str):
                 self.fail(f"option '{option.key}' on a {slot_type} slot is ISO text, e.g. \"2024-01-31\"", option.line,
                           option.col)  # fmt: skip
             try:
-                _ISO[slot_type](checked)
+                iso(checked)
             except ValueError:
                 self.fail(f"option '{option.key}' is not an ISO {slot_type}: {checked!r}", option.line, option.col)
         elif key in types.NUMERIC and isinstance(checked, str):
