@@ -29,7 +29,7 @@ def test_the_committed_json_is_what_the_kinds_write() -> None:
 def test_every_slot_type_has_one_record() -> None:
     assert list(KINDS) == list(get_args(SlotType))
     assert all(kind.name == name for name, kind in KINDS.items())
-    assert SLOT_TYPES == tuple(name for name in get_args(SlotType) if name not in ("class", "action"))
+    assert tuple(name for name in get_args(SlotType) if name not in ("class", "action")) == SLOT_TYPES
 
 
 def test_the_text_like_kinds_are_the_ones_every_view_shows_as_text() -> None:
