@@ -99,3 +99,37 @@ def test_the_teaching_view_gives_the_answer_as_written(name: str) -> None:
     answer = lesson_slot(tr, tr.slots[name]).rounds[-1].model["answer"]
     how = SHOWN[name]
     assert answer == (how["text"] if how["as"] == "markdown" else json.dumps(how["value"], ensure_ascii=False))
+
+
+def test_a_kept_list_of_text_stays_a_json_value_after_a_resume() -> None:
+    """A resumed run starts again (`run_started`): its slot list must say `think{2}`, not `think`, or the kept
+    list would be shown as free text (its JSON as Markdown) by every view."""
+    import asyncio
+
+    from agentcell.engine import start_run
+    from agentcell.events import Event, TokenDelta
+    from agentcell.wire import to_wire
+    from tests.engine.conftest import Final, Script, Sleep
+
+    async def both_segments() -> list[Event]:
+        script = Script([Final(["look", "answer"])], ["partial ", Sleep(30), "never"], ["All **done**."])
+        run = start_run("Two steps. [[think{2}:steps]]\nSum up. [[text:t]]", model=script.model, journal=False)
+        events: list[Event] = []
+        async for event in run.events():
+            events.append(event)
+            if isinstance(event, TokenDelta):
+                run.cancel()
+        await run
+        second = run.resume()
+        events += [e async for e in second.events()]
+        await second
+        return events
+
+    wire = [to_wire(event, t=0.01 * i) for i, event in enumerate(asyncio.run(both_segments()))]
+    starts = [ev for ev in wire if ev["kind"] == "run_started"]
+    assert len(starts) == 2 and all(ev["slots"][0]["type"] == "think{2}" for ev in starts)
+    tr = Transcript.from_wire(wire)
+    assert tr.slots["steps"].kept and tr.slots["steps"].type == "think{2}"
+    sections = _sections(transcript_html(tr))
+    assert pre(as_json(["look", "answer"])) in sections["steps"]
+    assert markdown_html("All **done**.") in sections["t"]
