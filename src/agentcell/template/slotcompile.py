@@ -27,6 +27,7 @@ import jinja2
 from . import options as opts
 from . import types
 from .jinja import CompiledExpr, compile_expr, compile_quoted
+from .kinds import DEFAULT
 from .nodes import Const, Dynamic, Option, OptionValue, Slot
 from .program import SlotType, TemplateWarning
 from .render import Argument, Choice, DynamicOption, Reference
@@ -74,7 +75,7 @@ class SlotCompiler:
     def parts(self, node: Slot) -> SlotParts:
         if node.action:
             return self.action(node)
-        written = node.type or "text"
+        written = node.type or DEFAULT
         slot_type = types.resolve_type(written)
         parts = SlotParts(slot_type or "class", node.required)
         if slot_type is None:
