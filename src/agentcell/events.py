@@ -47,6 +47,8 @@ class SlotInfo:
 
     name: str
     type: str
+    """The type as written for people, as `SlotStarted.slot_type` says it (`think{2}`, `Person`, `@fetch`): a
+    view tells free text from a value by it, also for a slot that does not start again in a resumed run."""
     required: bool = False
     use_tools: bool = False
 

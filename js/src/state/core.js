@@ -1,9 +1,14 @@
-// The reducer's state and the helpers every handler shares (DOM-free, no imports).
+// The reducer's state and the helpers every handler shares (DOM-free; one import: the slot kinds' facts).
 //
 // Objects a handler touches get their `v` (version) bumped so the renderer redraws only what changed.
+import { shown_as_text as shownAsText } from "../../src/agentcell/slot_kinds.json";
 
 export const TERMINAL = new Set(["completed", "stopped", "halted", "budget_exhausted", "failed"]);
-const TEXT_TYPES = new Set(["text", "respond", "str", ""]);
+/**
+ * Slot types whose answer is free text, shown as Markdown (`think`, `poem`, …, their aliases, and "" for none
+ * said). From slot_kinds.json, written from src/agentcell/template/kinds.py and read by the Python reducer too.
+ */
+const TEXT_TYPES = new Set(shownAsText);
 /** Teaching payloads: kept as `payload` items in their round, not interpreted. */
 export const PAYLOAD_KINDS = new Set(["model_request", "model_response", "http_exchange", "request_sent", "response_received"]);
 export const MAX_UNKNOWN = 200;

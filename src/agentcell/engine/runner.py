@@ -203,7 +203,7 @@ class Run:
             )
 
     def _run_started(self) -> RunStarted:
-        slots = tuple(SlotInfo(name=s.name, type=s.type, required=s.required) for s in self._template.slots)
+        slots = tuple(SlotInfo(name=s.name, type=s.type_label, required=s.required) for s in self._template.slots)
         return RunStarted(
             run_id=self.run_id,
             model=self._state.model.name,

@@ -10,13 +10,18 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 from ..text_pieces import CHUNK, worth_joining
 
 TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
 """Statuses a run or a slot ends with."""
-TEXT_TYPES = frozenset({"text", "respond", "str", ""})
+TEXT_TYPES = frozenset(json.loads(resources.files("agentcell").joinpath("slot_kinds.json").read_text("utf-8"))
+                       ["shown_as_text"])  # fmt: skip
+"""Slot types whose answer is free text, shown as Markdown: the slot kinds that stream text, their aliases,
+and `""` (no type said: the default). Read from `slot_kinds.json`, which `template/kinds.py` writes and the JS
+reducer reads too; a list slot's type carries its quantifier (`think*`), so its value is shown as JSON."""
 PAYLOAD_KINDS = frozenset({"model_request", "model_response", "http_exchange", "request_sent", "response_received"})
 """Teaching-view payloads: kept as items of their round, not interpreted."""
 MAX_UNKNOWN = 200
