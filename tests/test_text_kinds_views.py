@@ -1,7 +1,7 @@
 """Every free-text kind (`think`, `poem`, `extract`, `speak`, `text`) is shown as Markdown by every view, as
 the live widget shows it, and a list of text as its JSON value: the saved static view, the plain-text view,
 the lesson export and the saved teaching view, over the golden run `text-kinds` (a real engine run) and its
-hand-checked `text-kinds.shown.json` (the JS twin is js/text-kinds.test.js).
+hand-checked `text-kinds.shown.json` (the JS twin is js/tests/text-kinds.test.js).
 
 They did not agree: the transcript's text types were `text`/`respond`/`str`, the engine's free-text
 kinds five, so a saved notebook or a lesson showed a `think` answer as a JSON string in a `<pre>`."""

@@ -1,7 +1,7 @@
 // The reducer's state and the helpers every handler shares (DOM-free; one import: the slot kinds' facts).
 //
 // Objects a handler touches get their `v` (version) bumped so the renderer redraws only what changed.
-import { shown_as_text as shownAsText } from "../../src/agentcell/slot_kinds.json";
+import { shown_as_text as shownAsText } from "../../../src/agentcell/slot_kinds.json";
 
 export const TERMINAL = new Set(["completed", "stopped", "halted", "budget_exhausted", "failed"]);
 /**

@@ -5,7 +5,7 @@ what the engine asks the model for (its guidance, its answer's shape and convert
 as free text, whether its answer may be missing, whether it reads the run's reference time) and what
 every view shows (free text as Markdown, anything else as its JSON value). The compiler (`types.py`,
 `slotcompile.py`), the engine (`engine/outputs.py`, `engine/guidance.py`, `engine/slot.py`) read
-`KINDS`; the transcript reducers — Python (`transcript/model.py`) and JavaScript (`js/state/core.js`)
+`KINDS`; the transcript reducers — Python (`transcript/model.py`) and JavaScript (`js/src/state/core.js`)
 — and so the live widget, the saved view and the lesson read `slot_kinds.json`, written from it.
 
 Adding a slot type takes two files: its name in `SlotType` and its `SlotKind` in `KINDS` (this file;
