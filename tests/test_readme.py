@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentcell.magic_commands import CONFIG_KEYS
-from agentcell.magics import SUBCOMMANDS, AgentMagics
+from agentcell.frontends.jupyter.commands import CONFIG_KEYS
+from agentcell.frontends.jupyter.magics import SUBCOMMANDS, AgentMagics
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 

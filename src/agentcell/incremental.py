@@ -21,7 +21,6 @@ import threading
 from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
-from .event_aliases import ALIASES
 from .events import (
     CheckpointReached,
     Event,
@@ -34,6 +33,7 @@ from .events import (
     ToolCompleted,
     ToolStarted,
 )
+from .events.aliases import ALIASES
 
 SlotStreamStart = SlotStarted
 """struckdown's name for the event that opens a slot (agentcell: `SlotStarted`)."""

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
 
-from agentcell.static_view import render_html
+from agentcell.render.html import render_html
 from tests.browser.lab import ARTIFACTS, Lab, dismiss_kernel_dialog, sync_api
 
 pytestmark = pytest.mark.browser

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..text_pieces import CHUNK, worth_joining
+from ..formats.pieces import CHUNK, worth_joining
 
 TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
 """Statuses a run or a slot ends with."""

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .static_teaching import teaching_css, teaching_html
-from .static_view import transcript_html
-from .transcript import Transcript
+from .._version import __version__
+from ..transcript import Transcript
+from .html import transcript_html
+from .teaching.view import teaching_css, teaching_html
 
 _PAGE_CSS = """
 :root{color-scheme:light dark;--jp-ui-font-color1:#1f2328;--jp-ui-font-color2:#4d5661;--jp-layout-color1:#fff;
@@ -71,7 +71,7 @@ def transcript_of(run: Any) -> Transcript:
     live = getattr(run, "transcript", None)
     if isinstance(live, Transcript):
         return live
-    from .journal import load
+    from ..journal import load
 
     return load(str(run.run_id)).transcript()
 

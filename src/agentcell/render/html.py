@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .labels import label, status_label
-from .static_items import as_json, e, item_html, item_line, pre
-from .static_markdown import blocks_end, markdown_html
-from .static_teaching import saved_teaching, teaching_css
-from .transcript import Slot, Transcript, is_text_type
+from ..labels import label, status_label
+from ..transcript import Slot, Transcript, is_text_type
+from .items import as_json, e, item_html, item_line, pre
+from .markdown import blocks_end, markdown_html
+from .teaching.view import saved_teaching, teaching_css
 
 MIME_HTML = "text/html"
 MIME_PLAIN = "text/plain"

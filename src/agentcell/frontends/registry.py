@@ -103,3 +103,7 @@ class RunRegistry:
         for handle in live:
             handle.cancel()
         return live
+
+
+PYTHON_RUNS = RunRegistry()
+"""Every run started with `show()` in this process, until it ends (`stop_all()` and `%agent stop` stop them)."""

@@ -28,9 +28,9 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model
 
-from .errors import ModelConfigError
-from .providers.compat import openai_compatible
-from .providers.retry import RetryingModel, mask_secrets
+from ..errors import ModelConfigError
+from .compat import openai_compatible
+from .retry import RetryingModel, mask_secrets
 
 DEFAULT_LLM = "gpt-4.1-mini"
 """struckdown's default model name when neither `model=` nor `$DEFAULT_LLM` gives one."""

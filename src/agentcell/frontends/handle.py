@@ -10,27 +10,19 @@ a kernel subshell thread. `await handle` in a later cell gives the `RunResult`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import replace
-from datetime import datetime
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
 
-from .engine import ApprovalDecision, Run
-from .errors import NoEventLoop
-from .events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
-from .journal import JournalOption
+from ..engine import ApprovalDecision, Run
+from ..events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
+from ..loops import running_loop, wait_on
+from ..result import RunResult
+from ..transcript import Transcript
 from .launch import LaunchSpec, start
-from .loops import running_loop, wait_on
-from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
 from .registry import RunRegistry
-from .result import RunResult
-from .template.program import Template
-from .transcript import Transcript
-from .widget import AgentWidget
+from .widget.widget import AgentWidget
 
 REPLACED = "replaced by a newer run: this one was stopped"
 """What a replaced run's view says (a re-run cell, or `show()` again with the same `key=`)."""
@@ -257,79 +249,3 @@ class WidgetApprovals:
         future = self._pending.get(call_id)
         if future is not None and not future.done():
             future.set_result(ApprovalDecision(approved=approved, reason=reason or None))
-
-
-def show(
-    template: Template | str,
-    *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
-    key: str | AgentWidget | None = None,
-) -> AgentWidget:
-    """Start a run on the running loop and return its live widget (marimo, Jupyter, Python inside a loop).
-
-    The keywords are `RunOptions`' fields except `approve` (the widget's Approve / Deny buttons
-    answer), then `key`. A run replaces the one started before from the same place: the same marimo
-    or Jupyter cell, or the same `key` (a string, or the widget of the run to replace); the replaced
-    run is stopped and its view says so. Elsewhere nothing is replaced (`stop_all()` stops every run).
-
-    Raises:
-        NoEventLoop: no event loop runs here (a plain script): use `complete()` there.
-    """
-    from .template import compile_template
-
-    _require_loop()
-    options = RunOptions(
-        context=context,
-        model=model,
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    compiled = compile_template(template) if isinstance(template, str) else template
-    return _show(LaunchSpec(template=compiled, options=options, hints="python"), key=key)
-
-
-def _show(spec: LaunchSpec, *, key: str | AgentWidget | None) -> AgentWidget:
-    from .frontends import PYTHON_RUNS, keep_transcript_in_marimo, place_of_call, remember
-
-    place = place_of_call(key)
-    handle = launch(replace(spec, key=place.key), registry=PYTHON_RUNS, generation=place.generation)
-    assert handle.widget is not None
-    remember(handle.widget, place)
-    if place.marimo_cell is not None:
-        keep_transcript_in_marimo(handle, handle.widget, place.marimo_cell)
-    return handle.widget
-
-
-def _require_loop() -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise NoEventLoop(
-            "show() needs a running event loop (a Jupyter or marimo notebook, or async code); "
-            "in a script use `result = agentcell.complete(...)`"
-        ) from None

@@ -16,11 +16,11 @@ import json
 from importlib import resources
 from typing import Any
 
-from .static_items import e
-from .static_teaching_model import Item, LessonRound, LessonSlot, lesson_slot, offered_tools, words
-from .static_teaching_sig import python_source
-from .static_teaching_wire import wire_html
-from .transcript import Transcript
+from ...transcript import Transcript
+from ..items import e
+from .model import Item, LessonRound, LessonSlot, lesson_slot, offered_tools, words
+from .signature import python_source
+from .wire import wire_html
 
 
 @functools.cache

@@ -17,7 +17,7 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .registry import RunRegistry
+    from ..registry import RunRegistry
 
 _WAIT_CELL = re.compile(r"^%%agent\b(?P<line>[^\n]*)\n?", re.ASCII)
 _WAIT_FLAG = re.compile(r"(?:^|\s)--wait(?:\s|$)")

@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from .batch import Batch, BatchError, BatchOptions, start_batch
+from ...batch import Batch, BatchError, BatchOptions, start_batch
+from ..launch import LaunchSpec
+from ..registry import RunRegistry
+from ..widget.batch_view import BatchWidget
 from .batch_args import over_value
-from .batch_view import BatchWidget
-from .launch import LaunchSpec, build_spec, compile_cell
+from .cell import build_spec, compile_cell
 from .notebook import namespace_snapshot
-from .registry import RunRegistry
 
 
 def batch_spec(cell: str, *, user_ns: Mapping[str, Any], hidden: Mapping[str, Any] | None = None,

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .labels import label, retract_label
+from ..labels import label, retract_label
 
 LONG = 600
 """Tool results (and arguments) longer than this many characters are collapsed."""

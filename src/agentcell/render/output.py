@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import AgentcellError
-from .static_view import MIME_HTML, MIME_PLAIN, render_html, render_text, transcript_html, transcript_text
-from .transcript import Transcript
+from ..errors import AgentcellError
+from ..transcript import Transcript
+from .html import MIME_HTML, MIME_PLAIN, render_html, render_text, transcript_html, transcript_text
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -76,7 +76,7 @@ def static_transcript(run: Any, *, journal: str | None = None) -> StaticTranscri
     if isinstance(live, Transcript):  # a RunHandle without a widget (--quiet)
         return _of_transcript(live, {})
     if hasattr(run, "run_id") and hasattr(run, "messages"):  # a RunResult
-        from .journal import load
+        from ..journal import load
 
         try:
             record = load(str(run.run_id), path=journal)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .usage import Usage
+from ..usage import Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

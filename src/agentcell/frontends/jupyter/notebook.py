@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import ToolDefinitionError
-from .tools import policy_of
+from ...errors import ToolDefinitionError
+from ...tools import policy_of
 
 
 def namespace_snapshot(user_ns: Mapping[str, Any], hidden: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -16,20 +16,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .event_aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
+# Re-exported (`from agentcell.events import Usage` keeps working); they are defined in `usage.py`.
+from ..usage import Limits as Limits
+from ..usage import RunStatus as RunStatus
+from ..usage import Usage as Usage
+from .aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
 
 # Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching_events.py`.
-from .teaching_events import HttpExchange as HttpExchange
-from .teaching_events import ModelRequestSent as ModelRequestSent
-from .teaching_events import ModelResponseReceived as ModelResponseReceived
-
-# Re-exported (`from agentcell.events import Usage` keeps working); they are defined in `usage.py`.
-from .usage import Limits as Limits
-from .usage import RunStatus as RunStatus
-from .usage import Usage as Usage
+from .teaching import HttpExchange as HttpExchange
+from .teaching import ModelRequestSent as ModelRequestSent
+from .teaching import ModelResponseReceived as ModelResponseReceived
 
 if TYPE_CHECKING:
-    from .result import RunResult
+    from ..result import RunResult
 
 RetractReason: TypeAlias = Literal["gathering", "errored", "halted", "stopped"]
 """Why streamed text stopped counting as the answer.

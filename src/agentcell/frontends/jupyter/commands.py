@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from .errors import AgentcellError
-from .loops import running_loop
+from ...errors import AgentcellError
+from ...loops import running_loop
+from .front import JUPYTER
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from .registry import RunRegistry
+    from ..registry import RunRegistry
 
 CONFIG_KEYS = ("model", "max_iter", "max_calls", "max_tokens", "approve", "interrupt_stops_runs")
 """What `%agent config key=value` may set (each is also a traitlet of `AgentMagics`)."""
@@ -76,7 +77,7 @@ class AgentCommands:
             setattr(self, key, number)
 
     def _cmd_tools(self, names: list[str]) -> dict[str, Any]:
-        from .launch import tool_schemas
+        from .cell import tool_schemas
         from .tool_table import ToolTable
 
         try:
@@ -85,7 +86,7 @@ class AgentCommands:
             raise UsageError(str(exc)) from None
 
     def _cmd_stop(self, rest: list[str]) -> int:
-        from .frontends import PYTHON_RUNS
+        from ..registry import PYTHON_RUNS
         from .tool_table import Stopped
 
         if not rest or rest == ["all"]:  # the cells' runs, then those `agentcell.show()` started
@@ -118,11 +119,11 @@ class AgentCommands:
             return
         if handle.widget is None:
             raise UsageError(f"run {name!r} has no widget (it was started with --quiet or in a terminal)")
-        handle.widget.show()
+        JUPYTER.display(handle.widget)
 
     def _print_run(self, run_id: str) -> None:
-        from .journal import load
-        from .static_view import transcript_text
+        from ...journal import load
+        from ...render.html import transcript_text
 
         try:
             record = load(run_id)
@@ -132,9 +133,9 @@ class AgentCommands:
 
     def _show_journal(self, run_id: str) -> None:
         """Rebuild a run's widget from its journal (e.g. after the kernel died mid-run)."""
-        from .events import ProcessingComplete
-        from .journal import load
-        from .widget import AgentWidget
+        from ...events import ProcessingComplete
+        from ...journal import load
+        from ..widget.widget import AgentWidget
 
         try:
             record = load(run_id)
@@ -146,11 +147,11 @@ class AgentCommands:
         if not record.finished:
             result = record.to_result()
             widget.apply(ProcessingComplete(run_id=run_id, status=result.status, result=result))
-        widget.show()
+        JUPYTER.display(widget)
 
     def _cmd_journal(self, rest: list[str]) -> None:
         """`%agent journal [list] | clean [all | DAYS]` (see `journal/store.py`)."""
-        from .journal import journal_command
+        from ...journal import journal_command
 
         try:
             print(journal_command(rest))
@@ -175,7 +176,7 @@ class AgentCommands:
 
     def _export_lesson(self, names: list[str], path: str) -> str:
         """`%agent export NAME [NAME…] lesson.html`: the runs and their teaching views as one HTML file."""
-        from .lesson_export import export_lesson
+        from ...render.lesson import export_lesson
 
         handles = [(name, self._handle(name, results=True)) for name in names]
         still = [name for name, handle in handles if not getattr(handle, "done", True)]
@@ -189,7 +190,7 @@ class AgentCommands:
     def _handle(self, name: str, *, results: bool = False) -> Any:
         """The run handle bound to `name`; with `results`, a finished `RunResult` (what `-o` binds in a
         terminal, or `r = %%agent --wait`) is accepted too."""
-        from .handle import RunHandle
+        from ..handle import RunHandle
 
         value = self.ip.user_ns.get(name)
         if results and isinstance(value, _result_type()):
@@ -200,7 +201,7 @@ class AgentCommands:
 
 
 def _result_type() -> type[Any]:
-    from .result import RunResult
+    from ...result import RunResult
 
     return RunResult
 

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TextIO
 
-from .events import (
+from ..events import (
     ApprovalRequested,
     Event,
     ProcessingComplete,
@@ -28,9 +28,9 @@ from .events import (
     ToolCompleted,
     ToolStarted,
 )
-from .labels import retract_label, status_label
+from ..labels import retract_label, status_label
+from ..result import RunResult
 from .launch import LaunchSpec
-from .result import RunResult
 
 DIM, RED, GREEN, RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 

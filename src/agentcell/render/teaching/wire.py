@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .static_items import e
-from .static_teaching_model import Item, LessonRound, words
+from ..items import e
+from .model import Item, LessonRound, words
 
 FORMATS = ("openai", "pydantic_ai", "http")
 

@@ -28,13 +28,14 @@ import anywidget
 import traitlets
 from pydantic_core import to_jsonable_python
 
-from .batch import Batch
-from .batch.results import GROUPS, RowResult
-from .loops import running_loop
-from .static_view import NO_MATH
-from .wire import to_wire
+from ...batch import Batch
+from ...batch.results import GROUPS, RowResult
+from ...events.json import to_wire
+from ...loops import running_loop
+from ...render.html import NO_MATH
 
-STATIC = pathlib.Path(__file__).parent / "static"
+STATIC = pathlib.Path(__file__).parents[2] / "static"
+"""The built bundles (`npm run build` writes them; the wheel ships them)."""
 _FALLBACK_ESM = """
 export default { render({ model, el }) {
   el.textContent = "agentcell: the batch bundle is missing (run `npm run build`). Status: " + model.get("status");

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from .transcript import Slot, Transcript, is_text_type
+from ...transcript import Slot, Transcript, is_text_type
 
 Item = dict[str, Any]
 

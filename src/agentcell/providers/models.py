@@ -19,11 +19,11 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 
-from .errors import ModelConfigError
-from .providers.cassette import RecordingModel, ReplayModel
-from .providers.compat import COMPAT_KEY_VAR, COMPAT_PREFIX, openai_compatible, parse_compat, safe_url
-from .providers.offline import OFFLINE_DELAYS, OFFLINE_NAME, is_offline, offline_model
-from .providers.retry import RetryingModel
+from ..errors import ModelConfigError
+from .cassette import RecordingModel, ReplayModel
+from .compat import COMPAT_KEY_VAR, COMPAT_PREFIX, openai_compatible, parse_compat, safe_url
+from .offline import OFFLINE_DELAYS, OFFLINE_NAME, is_offline, offline_model
+from .retry import RetryingModel
 
 __all__ = [
     "ENV_MODEL",
