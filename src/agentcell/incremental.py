@@ -5,7 +5,7 @@ event classes (`agentcell.events`), which also answer to struckdown's attribute 
 `ThinkingDelta.delta`, `ToolStarted.arguments`, `ToolCompleted.output` / `.was_cached`, `.slot_key`,
 `CheckpointReached.segment_name`, `ProcessingComplete.early_termination`. `SlotStreamStart` is another
 name for `SlotStarted`, which arrives when a slot starts (before its tool calls), not at its first token.
-`ALIASES` is the list of every such name (from `event_aliases.py`). Events come from
+`ALIASES` is the list of every such name (from `events/aliases.py`). Events come from
 `agentcell.complete_incremental_async` (struckdown's keywords) or `agentcell.stream`: the same run,
 the same events.
 

@@ -2,7 +2,7 @@
 
 Code written for `struckdown.incremental` reads `event.delta`, `event.arguments`, `event.output` and
 `event.slot_key`; agentcell's events call those `text`, `args`, `result` and `slot`. The mixins below
-give agentcell's own event classes (`events.py` lists them as bases) properties under struckdown's
+give agentcell's own event classes (`run.py` lists them as bases) properties under struckdown's
 names that read the same values, so one event stream serves both spellings and an event is never
 copied or converted. `ALIASES` lists every alias once (struckdown's spelling → agentcell's);
 `agentcell.incremental` exports the class names and `tests/struckdown/test_incremental.py` checks each

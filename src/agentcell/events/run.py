@@ -22,7 +22,7 @@ from ..usage import RunStatus as RunStatus
 from ..usage import Usage as Usage
 from .aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
 
-# Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching_events.py`.
+# Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching.py`.
 from .teaching import HttpExchange as HttpExchange
 from .teaching import ModelRequestSent as ModelRequestSent
 from .teaching import ModelResponseReceived as ModelResponseReceived

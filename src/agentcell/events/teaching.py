@@ -1,7 +1,7 @@
 """The events of the teaching view: what each model request sent and got back, and the HTTP exchange.
 
 They are part of the `agentcell.events.Event` union and importable from `agentcell.events` like every
-event; they live in their own module to keep `events.py` within the module size limit.
+event; they live in their own module to keep `run.py` within the module size limit.
 """
 
 from __future__ import annotations

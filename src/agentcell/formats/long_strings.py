@@ -6,7 +6,7 @@ whole would copy the answer once per place at the run's peak of memory; walking 
 event in Python to look for one would cost more than the rest of a tool round. So strings of `LONG`
 characters or more are found where they can be: an event's own top-level fields (`hollow_top`), the
 fields of pydantic-ai's messages and parts (`messages_long_free`), or a full walk when nothing cheaper
-can tell (`hollow`). `wire.py` (the UTF-8 check) and `journal/rowjson.py` (rows written in slices) share
+can tell (`hollow`). `jsonsafe.py` (the UTF-8 check) and `journal/rowjson.py` (rows written in slices) share
 them.
 """
 

@@ -3,7 +3,7 @@
 The live widget needs a kernel to show anything; a reopened marimo notebook or `marimo export html`
 keeps only an empty box for it. `static_transcript(run)` turns a run — `show()`'s widget, a
 `RunHandle`, a `RunResult` (read back from its journal) or a `Transcript` — into a `StaticTranscript`:
-the same HTML the Jupyter static view saves (`static_view.py`), offered as a rich-display mimebundle
+the same HTML the Jupyter static view saves (`html.py`), offered as a rich-display mimebundle
 (Jupyter, IPython, nbconvert, VS Code), as `_mime_` (marimo's own protocol) and as text (`print`).
 A run still going gives its transcript so far, marked unfinished.
 """

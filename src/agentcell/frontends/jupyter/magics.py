@@ -164,7 +164,7 @@ class AgentMagics(AgentCommands, Magics):
         )
 
     def _batch(self, line: str, cell: str) -> Any:
-        """`--over`: start the batch, show its widget, bind it with `-o` (batch_launch.py)."""
+        """`--over`: start the batch, show its widget, bind it with `-o` (`batch_launch.py`)."""
         from .batch_launch import batch_spec, launch_from_cell
 
         args = parse_argstring(self.agent, line)

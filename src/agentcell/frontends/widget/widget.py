@@ -1,15 +1,15 @@
 """The live widget: Python owns the run's state, the browser renders it.
 
 Three coarse traits are synced (`status`, `final`, `hint`); everything else travels as batched
-custom messages of wire events (see `wire.py`), flushed at most `1 / flush_interval` times a second
-whatever the token rate. A view that opens late asks for a snapshot (`snapshot_request`) and gets
-the whole run so far; once the run ends, `final` holds the complete log, so a view rendered from a
-saved notebook (no kernel) shows the transcript too.
+custom messages of wire events (`events/json.py`; the protocol is `protocol.py`), flushed at most
+`1 / flush_interval` times a second whatever the token rate. A view that opens late asks for a
+snapshot (`snapshot_request`) and gets the whole run so far; once the run ends, `final` holds the
+complete log, so a view rendered from a saved notebook (no kernel) shows the transcript too.
 
 Display: `show()` (also what `display(widget)` and a cell's last expression call, through
 `_ipython_display_`) puts out two adjacent outputs: the widget view, and a static twin (an empty
 placeholder) that is updated in place when the run ends with the transcript as escaped HTML +
-plain text (`static_view.py`) and provenance under `"agentcell"` in its metadata. JupyterLab cannot
+plain text (`render/html.py`) and provenance under `"agentcell"` in its metadata. JupyterLab cannot
 render a widget without a kernel (jupyterlab_widgets 3.0 restores saved widget state only through a
 kernel; it shows "Loading widget..." forever) and prefers the widget view over any fallback in the
 same bundle, hence a separate output. CSS decides which of the two shows: the widget's stylesheet
