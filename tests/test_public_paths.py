@@ -27,8 +27,6 @@ PATHS: dict[str, dict[str, str]] = {
         "ToolStarted": "agentcell.events.run", "ALIASES": "agentcell.events.aliases",
         "stop_when_set": "agentcell.incremental",
     },
-    "agentcell.widget": {"AgentWidget": "agentcell.frontends.widget.widget"},
-    "agentcell.magics": {name: "agentcell.frontends.jupyter.magics" for name in ("AgentMagics", "load", "unload")},
     "agentcell.errors": {"AgentcellError": "agentcell.errors", "TemplateSyntaxError": "agentcell.errors"},
     "agentcell.tools": {"tool": "agentcell.tools", "readonly": "agentcell.tools"},
     "agentcell.options": {"RunOptions": "agentcell.options", "Compaction": "agentcell.options"},
