@@ -78,11 +78,11 @@ async def run_raw(tokens: int, marks: list[float]) -> dict[str, Any]:
 async def run_widget(tokens: int, marks: list[float]) -> dict[str, Any]:
     from pydantic_ai.usage import UsageLimits
 
-    from agentcell.handle import launch
-    from agentcell.launch import LaunchSpec
+    from agentcell.frontends.handle import launch
+    from agentcell.frontends.launch import LaunchSpec
+    from agentcell.frontends.widget.widget import AgentWidget
     from agentcell.options import RunOptions
     from agentcell.template import compile_template
-    from agentcell.widget import AgentWidget
 
     sent = {"messages": 0}
 

@@ -65,9 +65,9 @@ async ([variants, reps]) => {
 def twin_variants(tokens: int) -> dict[str, str]:
     """The twin's HTML for a `tokens`-token run of `bench/browser.py`'s Markdown model, and its variants."""
     import agentcell
-    import agentcell.static_view as view
+    import agentcell.render.html as view
+    from agentcell.events.json import to_wire
     from agentcell.transcript import Transcript
-    from agentcell.wire import to_wire
 
     namespace: dict[str, Any] = {}
     setup = B.SETUP.format(base_url="http://127.0.0.1:9/v1", tokens=tokens)

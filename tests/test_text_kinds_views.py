@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from agentcell.lesson_export import export_lesson
-from agentcell.static_items import as_json, pre
-from agentcell.static_markdown import markdown_html
-from agentcell.static_teaching_model import lesson_slot
-from agentcell.static_view import transcript_html, transcript_text
+from agentcell.render.html import transcript_html, transcript_text
+from agentcell.render.items import as_json, pre
+from agentcell.render.lesson import export_lesson
+from agentcell.render.markdown import markdown_html
+from agentcell.render.teaching.model import lesson_slot
 from agentcell.transcript import Transcript
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -108,7 +108,7 @@ def test_a_kept_list_of_text_stays_a_json_value_after_a_resume() -> None:
 
     from agentcell.engine import start_run
     from agentcell.events import Event, TokenDelta
-    from agentcell.wire import to_wire
+    from agentcell.events.json import to_wire
     from tests.engine.conftest import Final, Script, Sleep
 
     async def both_segments() -> list[Event]:

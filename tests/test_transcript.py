@@ -29,7 +29,7 @@ def test_golden_transcript(name: str) -> None:
 
 
 def test_every_event_kind_has_a_handler_or_is_a_teaching_payload() -> None:
-    source = (Path(__file__).parents[1] / "src" / "agentcell" / "events.py").read_text()
+    source = (Path(__file__).parents[1] / "src" / "agentcell" / "events" / "run.py").read_text()
     declared = set(re.findall(r'kind: Literal\["(\w+)"\]', source))
     assert declared, "no kinds found in events.py"
     assert declared - set(HANDLERS) - PAYLOAD_KINDS == set()

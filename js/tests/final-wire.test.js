@@ -1,4 +1,4 @@
-// The `final` trait as Python sends it (src/agentcell/shared_texts.py): a long text that occurs more
+// The `final` trait as Python sends it (src/agentcell/frontends/widget/shared_texts.py): a long text that occurs more
 // than once travels once, in a table that is the list's first element. Views read it as the plain log.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createView } from "../src/view.js";

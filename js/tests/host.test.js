@@ -118,7 +118,7 @@ function hasArguments(css) {
 
 describe("no :has() over a live view", () => {
   const css = (path) => readFileSync(join(SRC, path), "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
-  const py = readFileSync(join(SRC, "../../src/agentcell/static_view.py"), "utf8");
+  const py = readFileSync(join(SRC, "../../src/agentcell/render/html.py"), "utf8");
   const sheets = {
     "widget.css": css("widget.css"),
     "batch/batch.css": css("batch/batch.css"),

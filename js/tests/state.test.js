@@ -13,7 +13,7 @@ describe("reducer", () => {
       ["approval_requested", "approval_resolved", "checkpoint_reached", "compaction_finished", "compaction_started", "context_updated", "guard_tripped", "processing_complete", "request_completed", "retrying", "run_resumed", "run_started", "run_warning", "slot_completed", "slot_failed", "slot_retracted", "slot_started", "thinking_delta", "token_delta", "tool_completed", "tool_started", "usage_updated"].sort(),
     );
     // …and every kind the Python side declares is either handled or shown as a teaching payload.
-    const py = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../../src/agentcell/events.py"), "utf8");
+    const py = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../../src/agentcell/events/run.py"), "utf8");
     const declared = [...py.matchAll(/kind: Literal\["([a-z_]+)"\]/g)].map((m) => m[1]);
     expect(declared.length).toBeGreaterThan(20);
     expect(declared.filter((k) => !KNOWN_KINDS.includes(k) && !PAYLOAD_KINDS.has(k))).toEqual([]);

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import to_jsonable_python
 
-from .openai_format import to_openai as openai_messages
+from .formats.openai import to_openai as openai_messages
 from .usage import Limits, RunStatus, Usage
 
 

@@ -32,8 +32,8 @@ from traitlets.config import Config
 from agentcell.batch import BatchError, map
 from agentcell.batch.inputs import row_key
 from agentcell.batch.resume import manifest_path
-from agentcell.batch_view import BatchWidget, static_bundle
 from agentcell.errors import JournalWarning
+from agentcell.frontends.widget.batch_view import BatchWidget, static_bundle
 from agentcell.template import compile_template
 from tests.batch.conftest import Shouter
 

@@ -18,9 +18,9 @@ import pytest
 
 from agentcell.batch import map
 from agentcell.batch.throttle import GatedModel, Throttle, gated
-from agentcell.batch_view import BatchWidget
-from agentcell.models import resolve_model
+from agentcell.frontends.widget.batch_view import BatchWidget
 from agentcell.providers.compat import openai_compatible
+from agentcell.providers.models import resolve_model
 from agentcell.providers.retry import RetryingModel, RetryPolicy
 from tests.batch.test_server import shout
 from tests.openai_server import Fail, FakeOpenAI

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
 
-from agentcell.static_view import render_html
+from agentcell.render.html import render_html
 from tests.browser.lab import (
     ARTIFACTS,
     Lab,

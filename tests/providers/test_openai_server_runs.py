@@ -17,8 +17,8 @@ from pydantic_ai import Agent
 
 from agentcell.engine import coalesce, complete_async, start_run
 from agentcell.errors import RunError
+from agentcell.events.json import to_wire
 from agentcell.providers import RetryingModel, RetryPolicy, openai_compatible
-from agentcell.wire import to_wire
 from tests.openai_server import Call, Drop, Fail, FakeOpenAI, Pause, Reply, Text, Think, Usage, validate_chat_request
 
 from .conftest import eventually, kinds, lookup_module, of, user_model

@@ -12,9 +12,9 @@ import pytest
 from pydantic_ai import Agent
 
 from agentcell.engine import start_run
+from agentcell.events.json import to_wire
 from agentcell.providers import RetryingModel, RetryPolicy
 from agentcell.providers.wire_capture import REDACTED, install
-from agentcell.wire import to_wire
 from tests.openai_server import Call, Fail, FakeOpenAI, Reply, Text, Usage
 
 from .conftest import lookup_module, of, user_model

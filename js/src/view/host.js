@@ -1,6 +1,6 @@
 // The output a live view renders into says so: `data-agentcell-view` on JupyterLab's output element
 // (`.jp-OutputArea-child`). widget.css hides the saved static twin that follows such an output, and the
-// twin's own CSS (src/agentcell/static_view.py) hides a widget output that has no live view ("Loading
+// twin's own CSS (src/agentcell/render/html.py) hides a widget output that has no live view ("Loading
 // widget…" in a notebook opened without a kernel) only when the attribute is absent.
 //
 // Why an attribute and not `:has(.agentcell)`: a `:has()` whose argument is a descendant selector is

@@ -47,7 +47,7 @@ function resolveTexts(value, texts) {
 }
 
 /**
- * Events as Python packed them (src/agentcell/shared_texts.py: the `final` trait, a snapshot, the run's
+ * Events as Python packed them (src/agentcell/frontends/widget/shared_texts.py: the `final` trait, a snapshot, the run's
  * last batch): a first element
  * `{kind: "shared_texts", texts, events}` and, in the events it lists, `{agentcell_text: n}` for
  * `texts[n]` (a long text that occurs more than once travels once). `only` (an index into the

@@ -1,4 +1,4 @@
-// Wire events shaped like src/agentcell/wire.py's to_wire() output.
+// Wire events shaped like src/agentcell/events/json.py's to_wire() output.
 const R = "run-1";
 export const ev = {
   runStarted: (extra = {}) => ({

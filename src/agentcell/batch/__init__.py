@@ -105,7 +105,7 @@ def start_batch(
 ) -> Batch:
     """`map` with its options as values (what the magic calls): check everything, then start the batch."""
     from ..engine.toolbox import build_registry
-    from ..models import resolve_model
+    from ..providers.models import resolve_model
 
     compiled = _compile(template)
     if settings.concurrency < 1:

@@ -18,8 +18,8 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
+from ..formats.jsonsafe import scrub, scrub_text
 from ..usage import RunStatus, Usage
-from ..wire import scrub, scrub_text
 
 RowStatus: TypeAlias = RunStatus | Literal["pending", "running", "not_started"]
 """A row's state: `pending`, `running`, a run's final status, or `not_started` (the batch stopped first)."""

@@ -42,7 +42,6 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from ..credentials import Credentials, ModelLike, model_with_credentials
 from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
 from ..events import Event, ProcessingComplete, SlotRetracted, TokenDelta
 from ..journal import JournalOption
@@ -56,6 +55,7 @@ from ..options import (
     RunOptions,
     ToolLike,
 )
+from ..providers.credentials import Credentials, ModelLike, model_with_credentials
 from ..result import RunResult
 from ..template.program import Template
 from .runner import Run

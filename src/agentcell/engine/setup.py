@@ -20,8 +20,8 @@ from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunWarning, ThinkingDelta, TokenDelta
+from ..events.json import needs_scrub, scrub_event
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
-from ..models import ResolvedModel, resolve_model
 from ..options import (
     DEFAULT_COMPACTION,
     NO_DEPS,
@@ -31,10 +31,10 @@ from ..options import (
     RunOptions,
     ToolLike,
 )
+from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
-from ..wire import needs_scrub, scrub_event
 from .agents import SlotAgents
 from .budget import ceiling_from
 from .coalesce import TextCoalescer

@@ -22,12 +22,12 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
-from ..models import resolve_model
+from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
+from ..providers.models import resolve_model
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
-from ..wire import scrub
 from .agents import Answers, Binding, bound
 from .approvals import resolve_approvals
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits

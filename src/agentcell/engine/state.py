@@ -15,10 +15,10 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from ..events import Event, RunWarning, ThinkingDelta, TokenDelta, Usage, UsageUpdated
-from ..models import ResolvedModel
 from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
+from ..providers.models import ResolvedModel
 from .agents import SlotAgents
 from .coalesce import TextCoalescer
 from .guard import Guards

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
-from ..teaching_events import HttpExchange
+from ..events.teaching import HttpExchange
 from .secrets import env_secrets, mask_secrets, safe_url
 
 REDACTED = "[redacted]"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from ..text_pieces import CHUNK, worth_joining
+from ..formats.pieces import CHUNK, worth_joining
 
 TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
 """Statuses a run or a slot ends with."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..events import Event, ThinkingDelta, TokenDelta
-from ..wire import Converted, to_wire
+from ..events.json import Converted, to_wire
 from .base import MISSING, TranscriptState, thinking, token
 from .handlers import HANDLERS
 from .json import transcript_json
