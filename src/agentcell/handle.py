@@ -108,9 +108,7 @@ class RunHandle:
         result = self.run.result
         if result is not None:
             return result.usage
-        u = self.run.transcript.usage
-        return Usage(requests=u["requests"], tool_calls=u["tool_calls"], input_tokens=u["input_tokens"],
-                     output_tokens=u["output_tokens"], cost=u["cost"])
+        return self.run.transcript.usage
 
     @property
     def messages(self) -> tuple[ModelMessage, ...]:
