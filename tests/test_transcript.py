@@ -12,7 +12,15 @@ from agentcell.events import ThinkingDelta, TokenDelta
 from agentcell.labels import labels
 from agentcell.transcript import Transcript
 from agentcell.transcript.handlers import HANDLERS
-from agentcell.transcript.items import LITERALS_JSON, PAYLOAD_KINDS, literals, literals_text
+from agentcell.transcript.items import (
+    LITERALS_JSON,
+    PAYLOAD_KINDS,
+    ItemType,
+    item_keys,
+    literal_values,
+    literals,
+    literals_text,
+)
 from agentcell.usage import Usage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
@@ -99,3 +107,17 @@ def test_usage_is_the_usage_type_per_slot_and_per_run() -> None:
     assert tr.slots["b"].usage == Usage(requests=3, input_tokens=30, output_tokens=3)
     assert tr.to_json()["usage"] == {"requests": 5, "tool_calls": 0, "input_tokens": 50, "output_tokens": 5,
                                      "cost": None}
+
+
+def test_the_item_union_and_the_item_type_literal_name_the_same_types() -> None:
+    assert sorted(item_keys()) == sorted(literal_values(ItemType))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_item_has_the_keys_of_its_typed_dict(name: str) -> None:
+    tr = Transcript.from_wire(json.loads((FIXTURES / f"{name}.events.json").read_text())).to_json()
+    expected = json.loads((FIXTURES / f"{name}.transcript.json").read_text())
+    keys = item_keys()
+    for got in (tr, expected):
+        for item in got["items"] + [it for s in got["slots"] for r in s["rounds"] for it in r["items"]]:
+            assert list(item) == ["type", *keys[item["type"]]], item["type"]

@@ -175,13 +175,23 @@ def literal_values(tp: Any) -> list[str]:
     return [value for arg in args for value in literal_values(arg)]
 
 
-def literals() -> dict[str, list[str]]:
+def item_keys() -> dict[str, list[str]]:
+    """Item type → the keys of its canonical JSON after `type`, in order (the `TypedDict`s without `round`)."""
+    out = {}
+    for cls in typing.get_args(Item):
+        hints = typing.get_type_hints(cls)
+        out[literal_values(hints["type"])[0]] = [k for k in hints if k not in ("type", "round")]
+    return out
+
+
+def literals() -> dict[str, Any]:
     """The transcript's vocabulary as the JavaScript reducer reads it (`literals.json`)."""
     return {
         "final_statuses": literal_values(RunStatus),
         "slot_statuses": literal_values(SlotStatus),
         "run_statuses": literal_values(LiveStatus),
         "item_types": literal_values(ItemType),
+        "item_keys": item_keys(),
         "tool_statuses": literal_values(ToolStatus),
         "payload_kinds": literal_values(PayloadKind),
     }
