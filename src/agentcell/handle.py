@@ -21,7 +21,7 @@ from pydantic_ai.usage import UsageLimits
 
 from .engine import ApprovalDecision, Run
 from .errors import NoEventLoop
-from .events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
+from .events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from .journal import JournalOption
 from .launch import LaunchSpec, start
 from .loops import running_loop, wait_on
@@ -30,6 +30,7 @@ from .registry import RunRegistry
 from .result import RunResult
 from .template.program import Template
 from .transcript import Transcript
+from .usage import LiveStatus
 from .widget import AgentWidget
 
 REPLACED = "replaced by a newer run: this one was stopped"
@@ -56,7 +57,7 @@ class RunHandle:
 
     # ---- reading ---------------------------------------------------------------------------
     @property
-    def status(self) -> RunStatus | str:
+    def status(self) -> LiveStatus:
         """`running` until the run ends, then the `RunResult.status`."""
         return self.run.status
 
