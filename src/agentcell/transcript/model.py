@@ -1,8 +1,8 @@
-"""The shapes a transcript is made of: slots, rounds, items, and JS-compatible value coercions.
+"""The shapes a transcript is made of: slots and rounds (items: `items.py`), usage, JS-compatible coercions.
 
-The reducer (`reduce.py`) is a port of `js/src/state.js`; these helpers make Python read odd wire values
-the way JavaScript does (`num`, `truthy`, `js_str`), so both reducers give the same transcript for
-the same events — the golden fixtures under `tests/fixtures/transcripts/` pin that.
+The reducer (`state.py`, `handlers.py`) is a port of `js/src/state/`; these helpers make Python read odd
+wire values the way JavaScript does (`num`, `truthy`, `js_str`), so both reducers give the same transcript
+for the same events — the golden fixtures under `tests/fixtures/transcripts/` pin that.
 """
 
 from __future__ import annotations
