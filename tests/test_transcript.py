@@ -121,3 +121,14 @@ def test_every_item_has_the_keys_of_its_typed_dict(name: str) -> None:
     for got in (tr, expected):
         for item in got["items"] + [it for s in got["slots"] for r in s["rounds"] for it in r["items"]]:
             assert list(item) == ["type", *keys[item["type"]]], item["type"]
+
+
+@pytest.mark.parametrize("status", [[], {}, "nonsense", None, 3])
+def test_an_odd_final_status_ends_the_run_and_slot_failed(status: object) -> None:
+    tr = Transcript.from_wire([
+        {"kind": "run_started", "run_id": "r", "slots": [{"name": "a"}, {"name": "b"}]},
+        {"kind": "slot_failed", "run_id": "r", "slot": "a", "status": status, "error": "x"},
+        {"kind": "slot_started", "run_id": "r", "slot": "b"},
+        {"kind": "processing_complete", "run_id": "r", "status": status},
+    ])
+    assert (tr.ended, tr.status, tr.slots["a"].status, tr.slots["b"].status) == (True, "failed", "failed", "failed")

@@ -31,8 +31,8 @@ FINAL_STATUSES: frozenset[RunStatus] = frozenset(get_args(RunStatus))
 
 
 def is_final(status: object) -> TypeGuard[RunStatus]:
-    """Whether `status` is one a run or slot ends with (a wire event's status may be any value)."""
-    return status in FINAL_STATUSES
+    """Whether `status` is one a run or slot ends with (a wire event's status may be any value, a list too)."""
+    return isinstance(status, str) and status in FINAL_STATUSES
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
