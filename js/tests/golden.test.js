@@ -1,9 +1,10 @@
 // Golden transcripts (tests/fixtures/transcripts/README.md): the same wire events give the same
-// canonical transcript JSON here as in the Python port (tests/test_transcript_golden.py).
+// canonical transcript JSON here as in the Python port (tests/test_transcript.py).
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import literals from "../../src/agentcell/transcript/literals.json";
 import { replay, transcriptJSON } from "../src/state.js";
 
 // (node:path, not `new URL(…, import.meta.url)`: jsdom's URL global rejects file: bases)
@@ -25,6 +26,19 @@ describe("golden transcripts", () => {
     // A JSON round trip, as the Python side compares parsed JSON (undefined keys would vanish there).
     const got = JSON.parse(JSON.stringify(transcriptJSON(replay(events))));
     expect(got).toEqual(read(`${name}.transcript.json`));
+  });
+
+  it("every item has the keys of its Python TypedDict (literals.json item_keys), in order", () => {
+    let seen = 0;
+    for (const name of names) {
+      const json = transcriptJSON(replay(read(`${name}.events.json`)));
+      for (const item of [...json.items, ...json.slots.flatMap((s) => s.rounds.flatMap((r) => r.items))]) {
+        expect(literals.item_types, `${name}: ${item.type}`).toContain(item.type);
+        expect(Object.keys(item), `${name}: ${item.type}`).toEqual(["type", ...literals.item_keys[item.type]]);
+        seen++;
+      }
+    }
+    expect(seen).toBeGreaterThan(0);
   });
 
   it("every key is present and no value is undefined", () => {

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { fill, label, labels, retractLabel, statusLabel } from "../src/format.js";
+import literals from "../../src/agentcell/transcript/literals.json";
 import { TERMINAL } from "../src/state.js";
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), "../src");
@@ -16,7 +17,9 @@ function sources(dir = SRC) {
 
 describe("labels.json", () => {
   it("has a word for every run and slot status", () => {
-    for (const s of [...TERMINAL, "idle", "pending", "running", "skipped"]) expect(typeof labels.status[s], s).toBe("string");
+    const all = [...TERMINAL, ...literals.slot_statuses, ...literals.run_statuses, "skipped"];
+    for (const s of all) expect(typeof labels.status[s], s).toBe("string");
+    expect([...TERMINAL]).toEqual(literals.final_statuses);
     expect(statusLabel("completed")).toBe("done");
     expect(statusLabel("budget_exhausted")).toBe("out of budget");
     expect(statusLabel("idle")).toBe("waiting");

@@ -19,6 +19,18 @@ describe("reducer", () => {
     expect(declared.filter((k) => !KNOWN_KINDS.includes(k) && !PAYLOAD_KINDS.has(k))).toEqual([]);
   });
 
+  it("an odd final status ends the run and its slots failed (as the Python reducer does)", () => {
+    for (const status of [[], {}, "nonsense", null, 3]) {
+      const s = replay([
+        { kind: "run_started", run_id: "r", slots: [{ name: "a" }, { name: "b" }] },
+        { kind: "slot_failed", run_id: "r", slot: "a", status, error: "x" },
+        { kind: "slot_started", run_id: "r", slot: "b" },
+        { kind: "processing_complete", run_id: "r", status },
+      ]);
+      expect([s.ended, s.status, s.slots.get("a").status, s.slots.get("b").status], JSON.stringify(status)).toEqual([true, "failed", "failed", "failed"]);
+    }
+  });
+
   it("replays a full run", () => {
     const s = replay(fullRun());
     expect(s.ended).toBe(true);

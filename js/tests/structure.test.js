@@ -12,7 +12,7 @@ const MAX_FUNCTION_LINES = 60;
 
 /** Layer (path prefix under js/src/) → the local modules it may import (prefixes). npm packages are not checked. */
 const LAYERS = [
-  ["state/", ["state/", "../../src/agentcell/slot_kinds.json"]],
+  ["state/", ["state/", "../../src/agentcell/slot_kinds.json", "../../src/agentcell/transcript/literals.json"]],
   ["state.js", ["state/"]],
   ["format.js", ["../../src/agentcell/labels.json"]],
   ["markdown.js", []],

@@ -105,7 +105,7 @@ async def test_a_run_read_at_its_end_has_every_event_in_its_transcript(monkeypat
     transcript = run.transcript
     assert applied == list(run.events_so_far)
     assert transcript.status == "completed"
-    assert transcript.usage["tool_calls"] == 3
+    assert transcript.usage.tool_calls == 3
 
 
 async def test_complete_still_gives_a_full_result() -> None:
@@ -127,5 +127,5 @@ async def test_reading_the_transcript_late_does_not_convert_the_events_again(mon
     assert result.status == "completed", result.error
     before = len(conversions)
     transcript = run.transcript
-    assert transcript.usage["tool_calls"] == 5
+    assert transcript.usage.tool_calls == 5
     assert len(conversions) - before <= 1, conversions[before:]  # the run's ending is converted apart

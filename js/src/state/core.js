@@ -1,18 +1,57 @@
-// The reducer's state and the helpers every handler shares (DOM-free; one import: the slot kinds' facts).
+// The reducer's state and the helpers every handler shares (DOM-free; it imports only two generated JSON files).
 //
 // Objects a handler touches get their `v` (version) bumped so the renderer redraws only what changed.
+//
+// The statuses and item types are the Python `Literal` types (src/agentcell/usage.py,
+// src/agentcell/transcript/items.py), written to literals.json by scripts/write_literals.py: one list
+// of final statuses for both languages.
 import { shown_as_text as shownAsText } from "../../../src/agentcell/slot_kinds.json";
+import literals from "../../../src/agentcell/transcript/literals.json";
 
-export const TERMINAL = new Set(["completed", "stopped", "halted", "budget_exhausted", "failed"]);
+/** How a run or slot ends (Python's `RunStatus`). */
+export const TERMINAL = new Set(literals.final_statuses);
 /**
  * Slot types whose answer is free text, shown as Markdown (`think`, `poem`, …, their aliases, and "" for none
  * said). From slot_kinds.json, written from src/agentcell/template/kinds.py and read by the Python reducer too.
  */
 const TEXT_TYPES = new Set(shownAsText);
 /** Teaching payloads: kept as `payload` items in their round, not interpreted. */
-export const PAYLOAD_KINDS = new Set(["model_request", "model_response", "http_exchange", "request_sent", "response_received"]);
+export const PAYLOAD_KINDS = new Set(literals.payload_kinds);
+
+/*
+ * The items of a round (or run), a union discriminated by `type`: the Python `Item` of
+ * src/agentcell/transcript/items.py, with camelCase where `itemJSON` (json.js) renames a key, `v` the
+ * version, `round` set by `addItem` for slot items. `text` of a thinking item grows by `+=`.
+ *
+ * @typedef {"completed"|"stopped"|"halted"|"budget_exhausted"|"failed"} RunStatus
+ * @typedef {"pending"|"running"|RunStatus} SlotStatus
+ * @typedef {"idle"|"running"|RunStatus} LiveStatus
+ * @typedef {{v: number, round?: number}} ItemBase
+ * @typedef {ItemBase & {type: "thinking", text: string}} ThinkingItem
+ * @typedef {ItemBase & {type: "narration", text: string, reason: string}} NarrationItem
+ * @typedef {ItemBase & {type: "tool", callId: any, name: string, args: any, status: "running"|"ok"|"error",
+ *   result: any, error: any, cached: boolean, elapsedMs: number|null, startT: number|null}} ToolItem
+ * @typedef {ItemBase & {type: "approval", callId: any, name: string, args: any,
+ *   resolved: null|{approved: boolean, reason: string|null}}} ApprovalItem
+ * @typedef {ItemBase & {type: "retry", attempt: number, delay: number, reason: string}} RetryItem
+ * @typedef {ItemBase & {type: "warning", message: string}} WarningItem
+ * @typedef {ItemBase & {type: "guard", reason: string}} GuardItem
+ * @typedef {ItemBase & {type: "checkpoint", name: any}} CheckpointItem
+ * @typedef {ItemBase & {type: "resumed", segment: number, kept?: string[], restarting?: string|null}} ResumedItem
+ * @typedef {ItemBase & {type: "compaction", status: "running"|"done", tokens: number, window: number,
+ *   messages: number, before: number|null, after: number|null, messagesBefore: number|null,
+ *   messagesAfter: number|null, summarized: number|null, summary: string}} CompactionItem
+ * @typedef {ItemBase & {type: "request", request: number, purpose: string, latencyMs: number|null, model: string,
+ *   ended: string, input: number, output: number, cost: number|null}} RequestItem
+ * @typedef {ItemBase & {type: "payload", kind: string, data: object}} PayloadItem
+ * @typedef {ThinkingItem|NarrationItem|ToolItem|ApprovalItem|RetryItem|WarningItem|GuardItem|CheckpointItem
+ *   |ResumedItem|CompactionItem|RequestItem|PayloadItem} Item
+ * @typedef {{requests: number, tool_calls: number, input_tokens: number, output_tokens: number,
+ *   cost: number|null}} Usage
+ */
 export const MAX_UNKNOWN = 200;
 
+/** @returns {Usage} */
 export function emptyUsage() {
   return { requests: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0, cost: null };
 }
@@ -60,7 +99,7 @@ export function newSlot(name, info) {
     useTools: !!info?.use_tools,
     index: null,
     limits: null, // slot_started.limits: this slot's effective ceiling (its max_iter within the run's)
-    status: "pending", // pending | running | completed | stopped | halted | budget_exhausted | failed
+    status: "pending", // a SlotStatus
     rounds: new Map(), // round number -> {round, v, items: []}
     currentRound: 1,
     streamed: new Map(), // round -> text streamed as answer in that round (not yet retracted)

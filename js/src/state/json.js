@@ -2,32 +2,30 @@
 // same JSON the Python port (`agentcell.transcript.Transcript.to_json()`) produces from the same
 // events. Every key is always present, snake_case, `undefined` → `null`. Wire values (args, results,
 // payloads, extra) are shared with the state, not copied: do not mutate the result.
+import literals from "../../../src/agentcell/transcript/literals.json";
 import { slotAnswer, sortedRounds } from "./core.js";
 
 const nul = (x) => (x === undefined ? null : x);
 
-/** Per item type: [json key, state key (default: the same), value when the item has no such key (default: null)]. */
-const ITEM_FIELDS = {
-  thinking: [["text"]],
-  narration: [["text"], ["reason"]],
-  tool: [["call_id", "callId"], ["name"], ["args"], ["status"], ["result"], ["error"], ["cached"], ["elapsed_ms", "elapsedMs"], ["start_t", "startT"]],
-  approval: [["call_id", "callId"], ["name"], ["args"], ["resolved"]],
-  retry: [["attempt"], ["delay"], ["reason"]],
-  warning: [["message"]],
-  guard: [["reason"]],
-  checkpoint: [["name"]],
-  resumed: [["segment"], ["kept", "kept", []], ["restarting"]],
-  compaction: [
-    ["status"], ["tokens"], ["window"], ["messages"], ["before"], ["after"],
-    ["messages_before", "messagesBefore"], ["messages_after", "messagesAfter"], ["summarized"], ["summary"],
-  ],
-  request: [["request"], ["purpose"], ["latency_ms", "latencyMs"], ["model"], ["ended"], ["input"], ["output"], ["cost"]],
-  payload: [["kind"], ["data"]],
+/** JSON key → the state's key, where the state names it in camelCase. */
+const STATE_KEY = {
+  call_id: "callId", elapsed_ms: "elapsedMs", start_t: "startT", latency_ms: "latencyMs",
+  messages_before: "messagesBefore", messages_after: "messagesAfter",
 };
+/** JSON key → its value when the item has no such key (else null): a slot-level resume marker keeps nothing. */
+const ABSENT = { kept: [] };
+
+/**
+ * Per item type: [json key, state key, value when absent]. The keys are the Python `TypedDict`s'
+ * (src/agentcell/transcript/items.py, via literals.json `item_keys`): one table of item shapes.
+ */
+export const ITEM_FIELDS = Object.fromEntries(
+  Object.entries(literals.item_keys).map(([type, keys]) => [type, keys.map((k) => [k, STATE_KEY[k] ?? k, ABSENT[k] ?? null])]),
+);
 
 export function itemJSON(item) {
   const out = { type: item.type };
-  for (const [key, from = key, absent = null] of ITEM_FIELDS[item.type] ?? []) {
+  for (const [key, from, absent] of ITEM_FIELDS[item.type] ?? []) {
     out[key] = item[from] === undefined ? absent : item[from];
   }
   return out;

@@ -19,7 +19,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
-from ..events import Event, ProcessingComplete, RunWarning, ThinkingDelta, TokenDelta
+from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingDelta, TokenDelta
 from ..events.json import needs_scrub, scrub_event
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..options import (
@@ -48,7 +48,7 @@ from .state import RunState, UsageBook
 from .temporal import reference_time
 from .toolbox import ToolRegistry, build_registry
 
-RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
+RESUMABLE: frozenset[RunStatus] = frozenset({"stopped", "failed", "budget_exhausted"})
 SCRUB_WARNINGS = 3
 """At most this many warnings per run about replaced lone surrogates."""
 

@@ -16,10 +16,11 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from ..engine import ApprovalDecision, Run
-from ..events import ApprovalRequested, Event, ProcessingComplete, RunStatus, RunWarning, Usage
+from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
 from ..result import RunResult
 from ..transcript import Transcript
+from ..usage import LiveStatus
 from .launch import LaunchSpec, start
 from .registry import RunRegistry
 from .widget.widget import AgentWidget
@@ -48,7 +49,7 @@ class RunHandle:
 
     # ---- reading ---------------------------------------------------------------------------
     @property
-    def status(self) -> RunStatus | str:
+    def status(self) -> LiveStatus:
         """`running` until the run ends, then the `RunResult.status`."""
         return self.run.status
 
@@ -100,9 +101,7 @@ class RunHandle:
         result = self.run.result
         if result is not None:
             return result.usage
-        u = self.run.transcript.usage
-        return Usage(requests=u["requests"], tool_calls=u["tool_calls"], input_tokens=u["input_tokens"],
-                     output_tokens=u["output_tokens"], cost=u["cost"])
+        return self.run.transcript.usage
 
     @property
     def messages(self) -> tuple[ModelMessage, ...]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..labels import label, status_label
 from ..transcript import Slot, Transcript, is_text_type
+from ..usage import Usage
 from .items import as_json, e, item_html, item_line, pre
 from .markdown import blocks_end, markdown_html
 from .teaching.view import saved_teaching, teaching_css
@@ -87,14 +88,14 @@ _CSS = """
 
 
 
-def _usage_text(usage: Mapping[str, Any]) -> str:
+def _usage_text(usage: Usage) -> str:
     def n(count: Any, noun: str) -> str:
         return f"{count} {noun}" + ("" if count == 1 else "s")
 
-    parts = [n(usage.get("requests", 0), "request"), n(usage.get("tool_calls", 0), "tool call"),
-             f"tokens {usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out"]
-    if isinstance(usage.get("cost"), int | float):
-        parts.append(f"${usage['cost']:.4f}")
+    parts = [n(usage.requests, "request"), n(usage.tool_calls, "tool call"),
+             f"tokens {usage.input_tokens:,} in / {usage.output_tokens:,} out"]
+    if usage.cost is not None:
+        parts.append(f"${usage.cost:.4f}")
     return " · ".join(parts)
 
 

@@ -72,7 +72,7 @@ class AgentWidget(anywidget.AnyWidget):
     _css = _asset("widget.css")
 
     status = traitlets.Unicode("idle").tag(sync=True)
-    """idle | running | completed | stopped | halted | budget_exhausted | failed"""
+    """A `LiveStatus` (`agentcell.usage`): idle, running, then how the run ended."""
     final = traitlets.List(traitlets.Dict()).tag(sync=True, to_json=pack, from_json=unpack)
     """The complete event log once the run ended (its last event, `processing_complete`, also carries
     `transcript: {"openai": [...], "pydantic_ai": [...]}` for exact exports); empty while it runs.

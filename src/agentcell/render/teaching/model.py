@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from ...transcript import Slot, Transcript, is_text_type
+from ...transcript import ApprovalItem, Item, Slot, Transcript, is_text_type
+from ...usage import SlotStatus
 
-Item = dict[str, Any]
+Json = dict[str, Any]
+"""A lesson's own pieces (markers, tool runs, payload data): JSON objects, as the widget's lesson builds them."""
 
 
 @functools.cache
@@ -27,7 +29,7 @@ def words() -> dict[str, Any]:
     return data
 
 
-def marker(kind: str, **fields: Any) -> Item:
+def marker(kind: str, **fields: Any) -> Json:
     w = words()["markers"].get(kind, {"title": kind.replace("_", " "), "say": "", "why": ""})
     return {"kind": kind, "title": w["title"], "say": w["say"], "why": w["why"], "text": "", **fields}
 
@@ -41,12 +43,12 @@ def final_reason(reason: str, n: Any = None) -> str:
 class Request:
     """One model request: every message it sent, how many of them earlier requests already sent."""
 
-    data: Item
-    messages: list[Item]
+    data: Json
+    messages: list[Json]
     earlier: int
 
     @property
-    def fresh(self) -> list[Item]:
+    def fresh(self) -> list[Json]:
         return self.messages[self.earlier:]
 
 
@@ -55,36 +57,36 @@ class LessonRound:
     round: int
     request: Request | None
     offered: list[str] | None
-    response: Item | None
-    markers: list[Item] = field(default_factory=list)
-    tool_runs: list[Item] = field(default_factory=list)
-    http: list[Item] = field(default_factory=list)
-    usage: Item | None = None
+    response: Json | None
+    markers: list[Json] = field(default_factory=list)
+    tool_runs: list[Json] = field(default_factory=list)
+    http: list[Json] = field(default_factory=list)
+    usage: Json | None = None
     latency_ms: float | None = None
-    model: Item = field(default_factory=dict)
+    model: Json = field(default_factory=dict)
 
 
 @dataclass
 class LessonSlot:
     name: str
     type: str
-    status: str
+    status: SlotStatus
     rounds: list[LessonRound]
-    markers: list[Item]
+    markers: list[Json]
 
 
-def _payloads(items: list[Item], kind: str) -> list[Item]:
-    return [dict(it.get("data") or {}) for it in items if it["type"] == "payload" and it.get("kind") == kind]
+def _payloads(items: list[Item], kind: str) -> list[Json]:
+    return [dict(it["data"] or {}) for it in items if it["type"] == "payload" and it["kind"] == kind]
 
 
-def rebuild(payloads: list[Item]) -> list[Request]:
+def rebuild(payloads: list[Json]) -> list[Request]:
     """Each `model_request` with the whole message list it sent (see `js/src/teach/messages.js`)."""
-    messages: list[Item] = []
+    messages: list[Json] = []
     out = []
     for d in payloads:
         raw = d.get("offset")
         offset = min(raw, len(messages)) if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 0
-        fresh: list[Item] = d["messages"] if isinstance(d.get("messages"), list) else []
+        fresh: list[Json] = d["messages"] if isinstance(d.get("messages"), list) else []
         messages = [*messages[:offset], *fresh]
         out.append(Request(data=d, messages=messages, earlier=offset))
     return out
@@ -106,71 +108,70 @@ def _nudge(request: Request | None) -> str | None:
     return None
 
 
-def _approval(it: Item, fed: dict[str, str]) -> Item:
-    resolved = it.get("resolved")
+def _approval(it: ApprovalItem, fed: dict[str, str]) -> Json:
+    resolved = it["resolved"]
     if not resolved:
-        return marker("approval_waiting", text=f"{it['name']}({json.dumps(it.get('args') or {})})", tool=it["name"])
-    if resolved.get("approved"):
+        return marker("approval_waiting", text=f"{it['name']}({json.dumps(it['args'] or {})})", tool=it["name"])
+    if resolved["approved"]:
         return marker("approval_approved", text=it["name"], tool=it["name"])
-    read = fed.get(str(it.get("call_id")), resolved.get("reason") or "")
+    read = fed.get(str(it["call_id"]), resolved["reason"] or "")
     return marker("approval_denied", text=read, tool=it["name"])
 
 
-def _item_markers(items: list[Item], following: Request | None) -> list[Item]:
-    out: list[Item] = []
+def _item_markers(items: list[Item], following: Request | None) -> list[Json]:
+    out: list[Json] = []
     fed = _tool_messages(following)
     for it in items:
-        kind = it["type"]
-        if kind == "narration":
-            out.append(marker("retraction", text=str(it["text"]), reason=it.get("reason")))
-        elif kind == "retry":
-            why = f" after {it['reason']}" if it.get("reason") else ""
-            text = f"retrying in {float(it.get('delay') or 0):.1f} s{why} (attempt {it.get('attempt')})"
-            out.append(marker("retry", text=text, reason=it.get("reason")))
-        elif kind == "guard":
-            out.append(marker("guard_tripped", text=str(it.get("reason") or "")))
-        elif kind == "warning":
-            out.append(marker("warning", text=str(it.get("message") or "")))
-        elif kind == "compaction" and it.get("status") == "done":
-            out.append(marker("compaction", text=str(it.get("summary") or "")))
-        elif kind == "approval":
-            out.append(_approval(it, fed))
+        match it["type"]:
+            case "narration":
+                out.append(marker("retraction", text=it["text"], reason=it["reason"]))
+            case "retry":
+                why = f" after {it['reason']}" if it["reason"] else ""
+                text = f"retrying in {float(it['delay'] or 0):.1f} s{why} (attempt {it['attempt']})"
+                out.append(marker("retry", text=text, reason=it["reason"]))
+            case "guard":
+                out.append(marker("guard_tripped", text=it["reason"]))
+            case "warning":
+                out.append(marker("warning", text=it["message"]))
+            case "compaction" if it["status"] == "done":
+                out.append(marker("compaction", text=it["summary"]))
+            case "approval":
+                out.append(_approval(it, fed))
     return out
 
 
-def _runs(items: list[Item], fed: dict[str, str]) -> list[Item]:
-    runs = []
+def _runs(items: list[Item], fed: dict[str, str]) -> list[Json]:
+    runs: list[Json] = []
     for it in items:
         if it["type"] != "tool":
             continue
-        start, ms = it.get("start_t"), it.get("elapsed_ms")
-        end = start + ms / 1000 if isinstance(start, int | float) and isinstance(ms, int | float) else None
-        runs.append({**it, "end_t": end, "fed_back": fed.get(str(it.get("call_id"))), "with": []})
+        start, ms = it["start_t"], it["elapsed_ms"]
+        end = start + ms / 1000 if start is not None and ms is not None else None
+        runs.append({**it, "end_t": end, "fed_back": fed.get(str(it["call_id"])), "with": []})
     for a in runs:
         a["with"] = [b["name"] for b in runs if b is not a and _overlap(a, b)]
     return runs
 
 
-def _overlap(a: Item, b: Item) -> bool:
+def _overlap(a: Json, b: Json) -> bool:
     if None in (a["start_t"], b["start_t"], a["end_t"], b["end_t"]):
         return False
     return bool(a["start_t"] < b["end_t"] and b["start_t"] < a["end_t"])
 
 
-def _model_side(slot: Slot, items: list[Item], r: int, last: bool, response: Item | None) -> Item:
+def _model_side(slot: Slot, items: list[Item], r: int, last: bool, response: Json | None) -> Json:
     answer = str(slot.streamed[r]) if r in slot.streamed else ""
     if last and slot.has_value:
         answer = slot.answer() if is_text_type(slot.type) else json.dumps(slot.value, ensure_ascii=False)
-    calls = [{"name": it["name"], "args": it.get("args"), "call_id": it.get("call_id")}
-             for it in items if it["type"] in ("tool", "approval")]
+    calls: list[Json] = [{"name": it["name"], "args": it["args"], "call_id": it["call_id"]}
+                         for it in items if it["type"] == "tool" or it["type"] == "approval"]
     seen = {str(c["call_id"]) for c in calls}
     for p in (response or {}).get("parts") or []:
         if isinstance(p, dict) and p.get("part_kind") == "tool-call" and str(p.get("tool_call_id")) not in seen:
             calls.append({"name": str(p.get("tool_name") or "?"), "args": p.get("args"),
                           "call_id": p.get("tool_call_id"), "output": True})
     return {"thinking": [str(it["text"]) for it in items if it["type"] == "thinking"],
-            "narration": [{"text": str(it["text"]), "reason": it.get("reason")} for it in items
-                          if it["type"] == "narration"],
+            "narration": [{"text": it["text"], "reason": it["reason"]} for it in items if it["type"] == "narration"],
             "answer": answer, "calls": calls}
 
 
@@ -185,7 +186,7 @@ def _withheld(slot: Slot, r: int, nudge: str | None, prev: str | None, calls: in
     return final_reason("other")
 
 
-def _slot_markers(slot: Slot) -> list[Item]:
+def _slot_markers(slot: Slot) -> list[Json]:
     out = []
     if slot.type == "halt" and slot.status == "completed":
         out.append(marker("guard_joined", text=json.dumps(slot.value, ensure_ascii=False) if slot.has_value else ""))
@@ -209,7 +210,7 @@ def lesson_slot(tr: Transcript, slot: Slot) -> LessonSlot:
         following = requests.get(rounds[i + 1].round) if i + 1 < len(rounds) else None
         answers = _payloads(rd.items, "model_response")
         response = answers[-1] if answers else None
-        markers: list[Item] = []
+        markers: list[Json] = []
         nudge = _nudge(req)
         if nudge:
             markers.append(marker("nudge", text=nudge))
@@ -220,7 +221,7 @@ def lesson_slot(tr: Transcript, slot: Slot) -> LessonSlot:
         markers += _item_markers(rd.items, following)
         runs = _runs(rd.items, _tool_messages(following))
         prev, calls = nudge, calls + len(runs)
-        row = next((it for it in rd.items if it["type"] == "request" and it.get("purpose") != "compaction"), None)
+        row = next((it for it in rd.items if it["type"] == "request" and it["purpose"] != "compaction"), None)
         usage = (response or {}).get("usage") or (
             {"input_tokens": row["input"], "output_tokens": row["output"]} if row else None)
         out.append(LessonRound(round=rd.round, request=req, offered=offered, response=response, markers=markers,
@@ -230,9 +231,9 @@ def lesson_slot(tr: Transcript, slot: Slot) -> LessonSlot:
     return LessonSlot(name=slot.name, type=slot.type, status=slot.status, rounds=out, markers=_slot_markers(slot))
 
 
-def offered_tools(tr: Transcript) -> list[Item]:
+def offered_tools(tr: Transcript) -> list[Json]:
     """The tools the run offered: `{name, description, schema}` (schema `None` when not sent)."""
-    by_name: dict[str, Item] = {t: {"name": t, "description": "", "schema": None} for t in tr.tools}
+    by_name: dict[str, Json] = {t: {"name": t, "description": "", "schema": None} for t in tr.tools}
     for s in tr.tool_schemas if isinstance(tr.tool_schemas, list) else []:
         if isinstance(s, dict):
             name = str(s.get("name", "?"))

@@ -18,7 +18,7 @@ from typing import Any
 
 from ...transcript import Transcript
 from ..items import e
-from .model import Item, LessonRound, LessonSlot, lesson_slot, offered_tools, words
+from .model import Json, LessonRound, LessonSlot, lesson_slot, offered_tools, words
 from .signature import python_source
 from .wire import wire_html
 
@@ -56,7 +56,7 @@ def _message_text(m: Any) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _bubble(m: Item, fresh: bool) -> str:
+def _bubble(m: Json, fresh: bool) -> str:
     role = str(m.get("role", "?"))
     text = _message_text(m)
     shown = ("assistant · tool calls" if role == "assistant" and m.get("tool_calls") else
@@ -68,7 +68,7 @@ def _bubble(m: Item, fresh: bool) -> str:
             f'<span class="ac-tok">~{_k(-(-len(text) // 4))} tok</span></div>{_text("ac-bubble-text", text)}</div>')
 
 
-def marker_html(m: Item) -> str:
+def marker_html(m: Json) -> str:
     """One intervention: name, one sentence, the text the model received, and the "why"."""
     reason = f'<p class="ac-marker-reason">Why now: {e(m["reason"])}.</p>' if m["kind"] == "final_round" else ""
     text = f'<div class="ac-marker-text">{_text("ac-received", m["text"])}</div>' if m.get("text") else ""
@@ -128,7 +128,7 @@ def _response(r: LessonRound, brief: bool = False) -> str:
             f'{_tag("model", "model → agentcell")}<span>response</span></div>{"".join(body)}</div>')
 
 
-def _run(run: Item, t0: float, span: float) -> str:
+def _run(run: Json, t0: float, span: float) -> str:
     args = json.dumps(run.get("args") or {}, ensure_ascii=False, default=repr)
     badges = "".join([' <span class="agentcell-badge agentcell-cached">cached</span>' if run.get("cached") else "",
                       ' <span class="agentcell-badge agentcell-error-badge">error</span>'
@@ -180,7 +180,7 @@ def _title(r: LessonRound) -> str:
     return f'<h5 class="ac-round-title jp-toc-ignore">{e(" · ".join(parts))}</h5>'
 
 
-def round_html(r: LessonRound, *, model: str, tools: list[Item], copy: bool = False, brief: bool = False) -> str:
+def round_html(r: LessonRound, *, model: str, tools: list[Json], copy: bool = False, brief: bool = False) -> str:
     retries = "".join(marker_html(m) for m in r.markers if m["kind"] == "retry")
     rest = "".join(marker_html(m) for m in r.markers if m["kind"] != "retry")
     return (f'<div class="ac-seq" data-round="{r.round}" role="group" aria-label="round {r.round}">{_title(r)}{retries}'
@@ -188,7 +188,7 @@ def round_html(r: LessonRound, *, model: str, tools: list[Item], copy: bool = Fa
             f'{wire_html(r, model=model, tools=tools, copy=copy)}</div>')
 
 
-def slot_html(lesson: LessonSlot, *, model: str, tools: list[Item], copy: bool = False, brief: bool = False) -> str:
+def slot_html(lesson: LessonSlot, *, model: str, tools: list[Json], copy: bool = False, brief: bool = False) -> str:
     heads = "".join(f'<div class="ac-lane-head" data-lane="{k}">{e(v)}</div>' for k, v in words()["lanes"].items()
                     if k in ("tools", "agentcell", "model"))
     name = e(lesson.name)
@@ -200,7 +200,7 @@ def slot_html(lesson: LessonSlot, *, model: str, tools: list[Item], copy: bool =
             + "".join(marker_html(m) for m in lesson.markers) + "</section>")
 
 
-def tools_html(tools: list[Item]) -> str:
+def tools_html(tools: list[Json]) -> str:
     if not tools:
         return '<p class="ac-caption">no tools offered</p>'
     items = []

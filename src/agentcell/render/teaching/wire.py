@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..items import e
-from .model import Item, LessonRound, words
+from .model import Json, LessonRound, words
 
 FORMATS = ("openai", "pydantic_ai", "http")
 
@@ -19,20 +19,20 @@ def _arguments(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args or {})
 
 
-def response_message(parts: Any) -> Item:
+def response_message(parts: Any) -> Json:
     """A response's pydantic-ai parts as the OpenAI assistant message (text joined, tool calls as `tool_calls`)."""
     parts = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
     text = "".join(str(p.get("content") or "") for p in parts if p.get("part_kind") == "text")
     calls = [{"id": p.get("tool_call_id") or "", "type": "function",
               "function": {"name": str(p.get("tool_name") or ""), "arguments": _arguments(p.get("args"))}}
              for p in parts if p.get("part_kind") == "tool-call"]
-    msg: Item = {"role": "assistant", "content": text or None}
+    msg: Json = {"role": "assistant", "content": text or None}
     if calls:
         msg["tool_calls"] = calls
     return msg
 
 
-def wire_data(r: LessonRound, fmt: str, *, model: str, tools: list[Item]) -> tuple[Any, Any] | None:
+def wire_data(r: LessonRound, fmt: str, *, model: str, tools: list[Json]) -> tuple[Any, Any] | None:
     """(request, response) of one round in `fmt`, or None when that format has nothing for it."""
     if fmt == "openai":
         request: Any = {"model": model, "messages": r.request.messages} if r.request else None
@@ -60,7 +60,7 @@ def _block(title: str, value: Any, copy: bool) -> str:
             f'{button}</div><pre class="ac-wire-json" tabindex="0">{e(text)}</pre></div>')
 
 
-def wire_html(r: LessonRound, *, model: str, tools: list[Item], copy: bool = False) -> str:
+def wire_html(r: LessonRound, *, model: str, tools: list[Json], copy: bool = False) -> str:
     """The round's wire in the three formats, each a closed `<details>`."""
     w = words()["wire"]
     out = []
