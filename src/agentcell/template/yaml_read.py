@@ -7,7 +7,7 @@ it, and brackets nest until the composer's recursion runs out. So, before anythi
 from a document:
 
 * the file is a regular file (a FIFO would block the kernel, `/dev/zero` never ends) of at most
-  `MAX_TYPES_BYTES` (all files of one load together), read with that bound;
+  `MAX_TYPES_BYTES` (all files of one load together), read with that bound (`files.read_regular`);
 * values nest at most `MAX_NESTING` deep (checked on the parser's event stream, which is flat);
 * the composed node graph is walked once per node: a value that contains itself is refused, and
   aliases may repeat at most `MAX_ALIAS_VALUES` values beyond those written (the count is exact:
@@ -21,14 +21,13 @@ parses when PyYAML has it (fast); its composer recurses in C, which the nesting 
 from __future__ import annotations
 
 import functools
-import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import TypeDefinitionError
+from .files import NotAFile, TooLarge, read_regular, shown
 
 MAX_TYPES_BYTES = 256 * 1024
 """Most bytes of type files one load reads, all files together: about a thousand types (a type is a
@@ -38,8 +37,11 @@ MAX_NESTING = 32
 MAX_ALIAS_VALUES = 10_000
 """Most values aliases may add to a document beyond those written in it."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}  # fmt: skip
+_BRACKET = re.compile(r"[\[\]{}]")
+_PYTHON_BRACKETS = 1_000
+"""Without libyaml, a bound checked on the text itself (see `_check_brackets`)."""
+_REPARSE_CHARS = 64 * 1024
+"""A libyaml syntax error is re-read by PyYAML (for its clearer words) only this far into the file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,40 +54,18 @@ class YamlDocument:
 
 
 def read_bounded(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file `path`; `TypeDefinitionError` if it is not one or holds more.
-
-    The type is checked before opening (opening a FIFO for reading waits for a writer) and again on
-    the open descriptor (the name may have been replaced in between); the read stops past `limit`
-    (a `/proc` file says it is empty and is not).
-    """
+    """At most `limit` bytes of the regular file `path` (`files.read_regular`); `TypeDefinitionError` else."""
     try:
-        _regular(path, os.stat(path).st_mode)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        try:
-            _regular(path, os.fstat(fd).st_mode)
-            chunks, size = [], 0
-            while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise TypeDefinitionError(f"{_short(path)}: cannot read the type file: {exc.strerror or exc}") from None
-    if size > limit:
+        return read_regular(path, limit)
+    except NotAFile as exc:
+        raise TypeDefinitionError(f"{path}: is {exc}, not a file; --types reads YAML files") from None
+    except TooLarge:
         raise TypeDefinitionError(
-            f"{path}: too large: --types reads at most {MAX_TYPES_BYTES:,} bytes of type files (all together)")
-    return b"".join(chunks)
-
-
-def _regular(path: Path, mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-        raise TypeDefinitionError(f"{path}: is {kind}, not a file; --types reads YAML files")
-
-
-def _short(path: Path) -> str:
-    text = str(path)
-    return text if len(text) <= 200 else f"{text[:100]}…{text[-60:]} ({len(text):,} characters)"
+            f"{path}: too large: --types reads at most {MAX_TYPES_BYTES:,} bytes of type files (all together)"
+        ) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise TypeDefinitionError(f"{shown(str(path))}: cannot read the type file: {reason}") from None
 
 
 def parse_documents(text: str, path: Path) -> list[YamlDocument]:
@@ -93,6 +73,8 @@ def parse_documents(text: str, path: Path) -> list[YamlDocument]:
     import yaml  # optional: only --types needs it (the caller checked it is there)
 
     loader_class = _loader_class()
+    if not issubclass(loader_class, yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else ()):
+        _check_brackets(text, path)
     try:
         _check_nesting(yaml.parse(text, Loader=loader_class), path)
         loader = loader_class(text)
@@ -128,6 +110,8 @@ def _in_python_words(text: str, exc: Any) -> Any:
     if mark is None or not isinstance(exc, yaml.scanner.ScannerError | yaml.parser.ParserError):
         return exc
     prefix = "".join(text.splitlines(keepends=True)[: mark.line + 2])
+    if len(prefix) > _REPARSE_CHARS or _past_brackets(prefix, MAX_NESTING) is not None:
+        return exc  # PyYAML's scanner is slow, and quadratic in nested brackets
     try:
         for _ in yaml.parse(prefix, Loader=yaml.SafeLoader):
             pass
@@ -152,10 +136,31 @@ def _loader_class() -> Any:
                 return super().construct_yaml_int(node)
             except ValueError:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"a number of {len(str(node.value)):,} digits is too long", node.start_mark) from None
+                    None, None, f"a number of {len(str(node.value)):,} digits is too long", node.start_mark
+                ) from None
 
     BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
     return BoundedLoader
+
+
+def _check_brackets(text: str, path: Path) -> None:
+    """Without libyaml: refuse brackets nested past `_PYTHON_BRACKETS` before PyYAML's scanner sees them
+    (it looks back over every open bracket at each token: 100,000 `[` would take hours). Counting
+    brackets in quotes and comments too only over-counts, and only by the unclosed ones."""
+    past = _past_brackets(text, _PYTHON_BRACKETS)
+    if past is not None:
+        line = text.count("\n", 0, past) + 1
+        raise TypeDefinitionError(f"{path}, line {line}: brackets are nested more than {_PYTHON_BRACKETS} deep")
+
+
+def _past_brackets(text: str, limit: int) -> int | None:
+    """Where `[`/`{` first stand more than `limit` deep in `text` (quotes not told apart), or `None`."""
+    depth = 0
+    for match in _BRACKET.finditer(text):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > limit:
+            return match.start()
+    return None
 
 
 def _check_nesting(events: Any, path: Path) -> None:
@@ -167,7 +172,8 @@ def _check_nesting(events: Any, path: Path) -> None:
             depth += 1
             if depth > MAX_NESTING:
                 raise TypeDefinitionError(
-                    f"{path}, line {event.start_mark.line + 1}: values are nested more than {MAX_NESTING} deep")
+                    f"{path}, line {event.start_mark.line + 1}: values are nested more than {MAX_NESTING} deep"
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
 
@@ -205,11 +211,13 @@ def _check_graph(root: Any, path: Path) -> None:
             if repeated > MAX_ALIAS_VALUES:
                 raise TypeDefinitionError(
                     f"{path}, line {child.start_mark.line + 1}: aliases repeat more than {MAX_ALIAS_VALUES:,} "
-                    "values (each alias copies the value it names; an alias of aliases multiplies them)")
+                    "values (each alias copies the value it names; an alias of aliases multiplies them)"
+                )
             continue
         if child.id == "scalar" and _SURROGATE.search(child.value):
             raise TypeDefinitionError(
-                f"{path}, line {child.start_mark.line + 1}: text with a lone surrogate (\\ud800–\\udfff) is not text")
+                f"{path}, line {child.start_mark.line + 1}: text with a lone surrogate (\\ud800–\\udfff) is not text"
+            )
         open_nodes.add(id(child))
         stack.append((child, _children(child)))
 

@@ -331,12 +331,12 @@ def _model(d: _Definition, base: type[Any] | None, doc: str | None, fields: dict
     try:
         return create_model(d.name, __base__=base, __doc__=doc, __cls_kwargs__=kwargs, **fields) if base else (
             create_model(d.name, __doc__=doc, __cls_kwargs__=kwargs, **fields))  # fmt: skip
-    except Exception as exc:  # noqa: BLE001  # every refusal becomes one line naming the type
+    except Exception as exc:  # every refusal becomes one line naming the field or the type
         problem = _pydantic_problem(exc)
     for key, spec in fields.items():
         try:
             create_model("_probe", probe=spec)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise d.fail(f"field '{key}': {_pydantic_problem(exc)}", "fields", key) from None
     raise d.fail(f"cannot build the type: {problem}", "fields")
 
