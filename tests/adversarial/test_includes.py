@@ -19,8 +19,7 @@ import pytest
 from agentcell.errors import TemplateSyntaxError
 from agentcell.template import compile_template
 from agentcell.template.includes import MAX_INCLUDED_BYTES, MAX_INCLUDES
-
-FILLER = "Some filler text for the rubric. " * 72  # 2.4 KB, as in the issue
+from tests.adversarial.bombs import include_bomb
 
 
 def refusal(cell: str, **kwargs: object) -> TemplateSyntaxError:
@@ -30,17 +29,11 @@ def refusal(cell: str, **kwargs: object) -> TemplateSyntaxError:
     return caught.value
 
 
-def bomb(folder: Path, breadth: int, text: str = FILLER) -> None:
-    (folder / "c.sd").write_text(text + "\n")
-    (folder / "b.sd").write_text(text + '<include src="c.sd"/>' * breadth + "\n")
-    (folder / "a.sd").write_text(text + '<include src="b.sd"/>' * breadth + "\n")
-
-
 @pytest.mark.parametrize("breadth", [25, 100])
 def test_an_include_bomb_ends_in_one_error_naming_the_chain(tmp_path: Path, breadth: int) -> None:
     """Before: 100-wide, 3.4 GB in 45 s; 25-wide compiled ~40 MB of text without a word. After: the
     include that passes `MAX_INCLUDED_BYTES` ends the compile, and the error names the chain to it."""
-    bomb(tmp_path, breadth)
+    include_bomb(tmp_path, breadth)
     error = refusal('<include src="a.sd"/>\n[[answer]]', base_dir=tmp_path)
     assert error.message == (f"included text passes {MAX_INCLUDED_BYTES:,} bytes in all (at a.sd → b.sd → c.sd); "
                              "include fewer or smaller files")  # fmt: skip
@@ -50,14 +43,14 @@ def test_an_include_bomb_ends_in_one_error_naming_the_chain(tmp_path: Path, brea
 
 def test_a_bomb_of_empty_files_is_bounded_by_the_number_of_includes(tmp_path: Path) -> None:
     """Empty files cost no bytes, but 100 × 100 × 100 of them is a million parses and nodes."""
-    bomb(tmp_path, 100, text="")
+    include_bomb(tmp_path, 100, text="")
     error = refusal('<include src="a.sd"/>\n[[answer]]', base_dir=tmp_path)
     assert error.message == (f"more than {MAX_INCLUDES} includes in one cell (at a.sd → b.sd → c.sd); include "
                              "fewer files, or the same file fewer times")  # fmt: skip
 
 
 def test_includes_within_the_bounds_still_compile(tmp_path: Path) -> None:
-    bomb(tmp_path, 10)  # 111 includes, 270 KB
+    include_bomb(tmp_path, 10)  # 111 includes, 270 KB
     template = compile_template('<include src="a.sd"/>\n[[answer]]', base_dir=tmp_path)
     assert [slot.name for slot in template.slots] == ["answer"]
 

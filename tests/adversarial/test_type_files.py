@@ -24,6 +24,7 @@ from agentcell.errors import TypeDefinitionError
 from agentcell.template import compile_template, load_types, yaml_read
 from agentcell.template.yaml_read import MAX_ALIAS_VALUES, MAX_NESTING, MAX_TYPES_BYTES
 from agentcell.template.yaml_types import MAX_TYPE_DEPTH, MAX_WRAPPERS
+from tests.adversarial.bombs import alias_bomb
 
 HANG_GUARD_S = 30
 """A hang guard for a load that must not block (not a time limit under test)."""
@@ -47,14 +48,6 @@ def refusal(path: Path) -> str:
     message = str(caught.value)
     assert "\n" not in message and len(message) < 600
     return message
-
-
-def alias_bomb(levels: int) -> str:
-    """The issue's file: each level a mapping of six aliases of the level below (6**levels paths)."""
-    lines = ["name: Bomb", "fields: &a0 {x: str, y: str}"]
-    for i in range(1, levels):
-        lines.append(f"description{i}: &a{i} {{" + ", ".join(f"k{j}: *a{i - 1}" for j in range(6)) + "}")
-    return "\n".join(lines) + "\n"
 
 
 def test_an_alias_bomb_is_refused_by_counting_not_expanding(tmp_path: Path, parser: str) -> None:
