@@ -54,9 +54,9 @@ def test_a_types_alias_bomb_is_one_line_and_the_kernel_stays_small(kernel: Kerne
     assert path.stat().st_size < 700
     before = peak_mb(kernel)
     message = refused(kernel, f"%%agent --types {path} -o bombed\n[[Bomb:b]]")
+    assert peak_mb(kernel) - before < RSS_BOUND_MB
     assert "\n" not in message
     assert message.startswith(f"{path}, line ") and "aliases repeat more than 10,000 values" in message
-    assert peak_mb(kernel) - before < RSS_BOUND_MB
     assert kernel.run("print('bombed' in globals(), 1 + 1)").strip() == "False 2"
 
 
@@ -66,6 +66,7 @@ def test_an_include_bomb_is_one_error_naming_the_chain_and_the_kernel_stays_smal
     include_bomb(tmp_path, 100)  # the issue's: three 2.4 KB files, each including the next 100 times
     before = peak_mb(kernel)
     message = refused(kernel, f'%%agent --include-path {tmp_path} -o bombed\n<include src="a.sd"/>\n[[answer]]')
+    assert peak_mb(kernel) - before < RSS_BOUND_MB
     first, *shown = message.split("\n")
     assert re.fullmatch(
         rf"{re.escape(str(tmp_path / 'b.sd'))}, line 1, column \d+: included text passes "
@@ -74,5 +75,4 @@ def test_an_include_bomb_is_one_error_naming_the_chain_and_the_kernel_stays_smal
     )
     assert len(shown) == 2 and shown[1].strip() == "^"  # the include's line, cut around it, and the caret
     assert len(shown[0]) < 200
-    assert peak_mb(kernel) - before < RSS_BOUND_MB
     assert kernel.run("print('bombed' in globals(), 1 + 1)").strip() == "False 2"
