@@ -16,7 +16,8 @@ def alias_bomb(levels: int) -> str:
 
 
 def include_bomb(folder: Path, breadth: int, text: str = FILLER) -> None:
-    """The issue's templates: `a.sd` includes `b.sd` `breadth` times, which includes `c.sd` as often."""
-    (folder / "c.sd").write_text(text + "\n")
-    (folder / "b.sd").write_text(text + '<include src="c.sd"/>' * breadth + "\n")
-    (folder / "a.sd").write_text(text + '<include src="b.sd"/>' * breadth + "\n")
+    """The issue's templates: three files that each include the next `breadth` times (`a.sd` → `b.sd` →
+    `c.sd` → `d.sd`): `breadth`³ copies of `d.sd` (100: a million, 2.4 GB of text)."""
+    (folder / "d.sd").write_text(text + "\n")
+    for name, inner in (("c", "d"), ("b", "c"), ("a", "b")):
+        (folder / f"{name}.sd").write_text(text + f'<include src="{inner}.sd"/>' * breadth + "\n")

@@ -69,8 +69,8 @@ def test_an_include_bomb_is_one_error_naming_the_chain_and_the_kernel_stays_smal
     assert peak_mb(kernel) - before < RSS_BOUND_MB
     first, *shown = message.split("\n")
     assert re.fullmatch(
-        rf"{re.escape(str(tmp_path / 'b.sd'))}, line 1, column \d+: included text passes "
-        r"1,000,000 bytes in all \(at a\.sd → b\.sd → c\.sd\); include fewer or smaller files",
+        rf"{re.escape(str(tmp_path / 'c.sd'))}, line 1, column \d+: included text passes "
+        r"1,000,000 bytes in all \(at a\.sd → b\.sd → c\.sd → d\.sd\); include fewer or smaller files",
         first,
     )
     assert len(shown) == 2 and shown[1].strip() == "^"  # the include's line, cut around it, and the caret
