@@ -128,7 +128,7 @@ def _loader_class() -> Any:
 
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class BoundedLoader(base):  # type: ignore[misc,valid-type]
+    class BoundedLoader(base):  # type: ignore[misc]
         """The safe loader, with numbers past Python's digit limit a YAML error (with its line)."""
 
         def construct_yaml_int(self, node: Any) -> Any:

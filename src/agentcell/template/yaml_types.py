@@ -279,7 +279,7 @@ class _Loader:
     def resolve(self, d: _Definition, written: object, at: tuple[Any, ...]) -> Any:
         if not isinstance(written, str):
             raise d.fail(f"a field type must be text, got {_brief(written)}", *at)
-        text, wrappers = written.strip(), []
+        text, wrappers = written.strip(), list[str]()
         while wrapped := _WRAPPED.fullmatch(text):  # a loop, not recursion: `list[` ×2000 is one error
             if len(wrappers) == MAX_WRAPPERS:
                 raise d.fail(f"field type {_brief(written)} nests list[…]/optional[…] more than {MAX_WRAPPERS} deep",
