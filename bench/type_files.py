@@ -1,10 +1,11 @@
 """`--types` load time against file size (linear up to the cap), and how fast the hostile inputs are refused.
 
-Run: `python bench/type_files.py` (`--quick`: the smallest file and the bombs, once; `--json` also writes `bench/results/type_files.json`, or `--json
-PATH`). It loads type files of 16 KB, 64 KB and 256 KB (the cap, `MAX_TYPES_BYTES`; best of a few
-runs) and prints ms and ms per type: a flat ms/type column is linear time. Then it times what
-issue 40 found: the nine-level alias bomb (0.6 KB), a 5 MB file of 20,000 types, and three template
-files that each include the next 100 times; each should end in its one-line error at once.
+Run: `python bench/type_files.py` (`--quick`: the smallest file and the bombs, once; `--json` also
+writes `bench/results/type_files.json`, or `--json PATH`). It loads type files of 16 KB, 64 KB and
+256 KB (the cap, `MAX_TYPES_BYTES`; best of a few runs) and prints ms and ms per type: a flat
+ms/type column is linear time. Then it times what issue 40 found: the nine-level alias bomb
+(0.6 KB), a 5 MB file of 20,000 types, and three template files that each include the next 100
+times; each should end in its one-line error at once.
 """
 
 from __future__ import annotations
