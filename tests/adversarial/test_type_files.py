@@ -208,3 +208,12 @@ def test_the_magic_boundary_still_gets_one_line(tmp_path: Path) -> None:
     path.write_text(alias_bomb(9))
     with pytest.raises(TypeDefinitionError, match="aliases repeat more than"):
         compile_template("[[Bomb:b]]", types=path)
+
+
+@pytest.mark.parametrize("text", ["name: " + "T" * 100_000 + " x\n", "name: " + "T" * 100_000 + "\nfields: {a: nope}\n",
+                                  "name: T\nfields: {a: " + "x" * 100_000 + "}\n"], ids=["name", "type", "field-type"])  # fmt: skip
+def test_a_huge_name_in_a_message_is_cut(tmp_path: Path, text: str) -> None:
+    """Before: the whole 100,000-character name was repeated in the error (twice for a field type)."""
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    assert refusal(path).startswith(f"{path}, line ")

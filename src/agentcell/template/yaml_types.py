@@ -101,7 +101,7 @@ def _as_defined(name: str, value: object) -> DefinedType:
 
 def _checked_name(name: object, where: str) -> str:
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise TypeDefinitionError(f"{where}: type name {name!r} is not a name (letters, digits, _)")
+        raise TypeDefinitionError(f"{where}: type name {_brief(name)} is not a name (letters, digits, _)")
     if resolve_type(name) is not None or name in SLOT_TYPES:
         raise TypeDefinitionError(f"{where}: type name {name!r} is a built-in slot type; choose another name")
     return name
@@ -137,7 +137,7 @@ class _Definition:
     def fail(self, problem: str, *path: Any) -> TypeDefinitionError:
         while path and path not in self.marks:
             path = path[:-1]
-        return TypeDefinitionError(f"{self.file}, line {self.marks.get(path, 1)}: type '{self.name}': {problem}")
+        return TypeDefinitionError(_cut(f"{self.file}, line {self.marks.get(path, 1)}: type '{self.name}': {problem}"))
 
 
 @dataclass(slots=True)
@@ -348,6 +348,11 @@ def _pydantic_problem(exc: Exception) -> str:
             if not re.match(r"(SchemaError: )?(Error building \"[\w-]+\" validator|Field \")", line)]  # fmt: skip
     text = " ".join(kept or lines[:1]) or type(exc).__name__
     return text if len(text) <= 300 else f"{text[:300]}…"
+
+
+def _cut(message: str, limit: int = 600) -> str:
+    """A message cut in the middle past `limit` characters (a name or key in a hostile file may be huge)."""
+    return message if len(message) <= limit else f"{message[: limit * 2 // 3]}…{message[-limit // 4 :]}"
 
 
 def _brief(value: object) -> str:
