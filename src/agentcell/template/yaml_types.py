@@ -13,6 +13,11 @@ Where struckdown warns and goes on (an unknown field type becomes `str`, a file 
 skipped, unknown keys are ignored), this loader raises `TypeDefinitionError` naming the file, the
 line and the problem: the cell never starts with a type other than the one written. `options:`
 (slot options mapped onto fields) is refused as not supported rather than ignored.
+
+A type file is untrusted input: `yaml_read` reads and parses it with bounds (size, nesting, alias
+expansion), and here types may refer to types only `MAX_TYPE_DEPTH` deep and wrap `list[…]` only
+`MAX_WRAPPERS` deep; whatever pydantic refuses (a field named `model_config`, a pattern that does not
+compile, unhashable `choices`) is a `TypeDefinitionError` too, never its own exception.
 """
 
 from __future__ import annotations
