@@ -12,9 +12,13 @@ unless the user allows any file with an include path of `/`.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
 from agentcell.errors import TemplateSyntaxError
 from agentcell.template import compile_template
@@ -123,3 +127,30 @@ def test_a_fifo_include_is_not_opened(notebook: Path) -> None:
     os.mkfifo(notebook / "pipe.sd")
     error = refusal('<include src="pipe.sd"/>\n[[a]]', base_dir=notebook)
     assert error.message == f"included file 'pipe.sd' not found (searched: {notebook})"
+
+
+@pytest.fixture
+def ip(monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    monkeypatch.setenv("AGENTCELL_MODEL", "offline:fast")
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell(config=config)
+    shell.run_line_magic("load_ext", "agentcell")
+    yield shell
+    shell.run_line_magic("agent", "stop")
+
+
+def test_the_magic_refuses_in_one_sentence_and_include_path_root_opts_in(
+    ip: InteractiveShell, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through `%%agent`: the refusal is the magic's one-line `UsageError` (with the usual source line and
+    caret); `--include-path /` lets the same cell run."""
+    monkeypatch.chdir(notebook)  # the kernel's working directory is the notebook's folder
+    secret = notebook.parent / "secret.txt"
+    cell = f'<include src="{secret}"/>\n[[answer]]'
+    with pytest.raises(UsageError) as caught:
+        ip.run_cell_magic("agent", "-o r", cell)
+    first, *rest = str(caught.value).split("\n")
+    assert first == f"<%%agent cell>, line 2, column 1: {outside(str(secret), secret)}" and len(rest) == 2
+    ip.run_cell_magic("agent", "-o r --include-path /", cell)
+    assert ip.user_ns["r"].status == "completed"
