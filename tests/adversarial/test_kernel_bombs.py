@@ -26,6 +26,8 @@ pytestmark = [
 ]
 __all__ = ["kernel"]  # the module-scoped real-kernel fixture, one per installed ipykernel
 
+REPLY_GUARD_S = 120
+"""A hang guard for the cell's reply (the old code never answered within it), not a time limit under test."""
 RSS_BOUND_MB = 100
 """Growth of the kernel's peak RSS a refused bomb may cause (the bombs reached 1–3 GB before)."""
 PEAK_RSS = "print(next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM:')))"
@@ -39,7 +41,7 @@ def peak_mb(kernel: KernelSession) -> float:
 def refused(kernel: KernelSession, cell: str) -> str:
     """Run `cell`; it must end in an error reply whose only output is a `UsageError` (no traceback)."""
     msg_id = kernel.execute(cell)
-    kernel.wait_until(lambda: msg_id in kernel.replies and msg_id in kernel.idle, timeout=120, what="the reply")
+    kernel.wait_until(lambda: msg_id in kernel.replies and msg_id in kernel.idle, timeout=REPLY_GUARD_S, what="the reply")
     assert kernel.replies[msg_id][1]["content"]["status"] == "error"
     outputs = kernel.outputs.get(msg_id, [])
     text = "".join(o["content"].get("text", "") for o in outputs if o["msg_type"] == "stream")
