@@ -76,7 +76,8 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
     @argument("--include-path", dest="include_paths", action="append", default=[], metavar="DIR",
-              help="Also look for <include src=…/> files in DIR (repeatable; relative to the notebook's folder).")
+              help="Also look for <include src=…/> files in DIR (repeatable; relative to the notebook's folder). "
+                   "Includes may not leave these folders and the notebook's; `--include-path /` allows any file.")
     @argument("--types", dest="types", action="append", default=[], metavar="FILE",
               help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
