@@ -219,10 +219,10 @@ def options_for(surface: Callable[..., Any], given: Mapping[str, Any], **resolve
         TypeError: a keyword `surface` does not take, named with its close matches (as Python names an
             unexpected keyword, plus the hint), or why the surface leaves that option out.
     """
-    known = inspect.signature(surface).parameters
+    known = [p.name for p in inspect.signature(surface).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
     for name in given:
         if name not in known:  # the surface's own keywords never reach `given`: Python binds them
-            raise TypeError(_unexpected(surface.__name__, name, [p for p in known if p != "template"]))
+            raise TypeError(_unexpected(surface.__name__, name, known))
     return RunOptions(**given, **resolved)
 
 
