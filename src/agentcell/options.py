@@ -121,7 +121,13 @@ class RunOptions:
     starts, in the kernel's time zone (a resumed run keeps its first)."""
 
 
+# The keyword forms of `RunOptions`, in groups by which surfaces take them (a TypedDict cannot narrow a
+# key it inherits, so a surface's subset is the groups it takes). Each key's type is its field's.
+
+
 class _ModelKeyword(TypedDict, total=False):
+    """`model`: the struckdown-named functions declare it themselves (wider: struckdown's `LLM` too)."""
+
     model: str | Model | None
 
 
@@ -142,10 +148,14 @@ class _EveryRunKeywords(TypedDict, total=False):
 
 
 class _ApproveKeyword(TypedDict, total=False):
+    """`approve`: `show()` answers approvals with its widget's buttons instead."""
+
     approve: ApproveCallback | None
 
 
 class _OneRunKeywords(TypedDict, total=False):
+    """What belongs to one run: `map()`'s rows are runs of their own."""
+
     history: Sequence[ModelMessage] | None
     run_id: str | None
     resume_from: RunResult | None
