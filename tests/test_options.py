@@ -252,3 +252,28 @@ def test_mypy_rejects_a_misspelt_or_mistyped_keyword_and_accepts_the_options(tmp
         'Argument "approve_writes" to "stream" has incompatible type "str"; expected "bool"  [arg-type]',
         'Unexpected keyword argument "approve" for "show"  [call-arg]',
     ]
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ('agentcell.map("Hi [[a]]", [], compa', "compaction="),
+    ('agentcell.complete("Hi [[a]]", resume_', "resume_from="),
+    ('agentcell.stream("Hi [[a]]", approve_w', "approve_writes="),
+], ids=["map", "complete", "stream"])
+def test_the_notebooks_tab_completion_offers_the_options(code: str, expected: str) -> None:
+    """IPython's keyword completion (what Jupyter's Tab asks the kernel) reads the runtime signature."""
+    from IPython.core.completer import provisionalcompleter
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns["agentcell"] = agentcell
+    with provisionalcompleter():
+        offered = [c.text for c in shell.Completer.completions(code, len(code))]
+    assert expected in offered
+
+
+def test_help_shows_each_option_with_its_default() -> None:
+    import pydoc
+
+    text = pydoc.render_doc(agentcell.map, renderer=pydoc.plaintext)
+    assert "compaction: 'Compaction | None' = Compaction(threshold=0.8" in text
+    assert "approve_writes: 'bool' = False" in text and "**options" not in text
