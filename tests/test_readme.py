@@ -67,3 +67,15 @@ def test_the_layer_table_names_exactly_the_layers_of_the_import_contract() -> No
     assert [header[0].strip(), facade[0].strip()] == ["layer", "facade"]
     named = [sorted(re.findall(r"`([a-z_]+)(?:/|\.py)`", row[1])) for row in layer_rows]
     assert named == expected
+
+
+def test_the_slot_type_table_names_every_slot_type_and_alias() -> None:
+    """A slot type added to `template/kinds.py` is documented for users in the README's type table."""
+    from agentcell.template.kinds import KINDS, SLOT_TYPES
+
+    lines = section("## Template reference").splitlines()
+    start = lines.index("| type | value |") + 2
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("| "))
+    named = {name for line in lines[start:end] for name in re.findall(r"`(\w+)`", line.split("|")[1])}
+    expected = {name for kind in KINDS.values() if kind.name in SLOT_TYPES for name in (kind.name, *kind.aliases)}
+    assert named == expected
