@@ -79,3 +79,18 @@ def test_the_slot_type_table_names_every_slot_type_and_alias() -> None:
     named = {name for line in lines[start:end] for name in re.findall(r"`(\w+)`", line.split("|")[1])}
     expected = {name for kind in KINDS.values() if kind.name in SLOT_TYPES for name in (kind.name, *kind.aliases)}
     assert named == expected
+
+
+def test_every_relative_link_in_the_readme_and_docs_names_a_file_of_the_repository() -> None:
+    """The repository stands alone: its documents link only to files it holds (a moved module's page, a renamed
+    doc, a note kept elsewhere would be a dead link)."""
+    root = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
+    dead = []
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text()):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            path = (doc.parent / target).resolve()
+            if not path.exists() or not path.is_relative_to(root):
+                dead.append(f"{doc.relative_to(root)}: {target}")
+    assert dead == []
