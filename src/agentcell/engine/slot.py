@@ -148,7 +148,8 @@ class _AgentCall:
         state, name = self.state, self.requests.slot
         with (
             request_scope(name, on_retry=functools.partial(_report_retry, state, name)),
-            capturing(self.requests.model, emit=state.emit, run_id=state.run_id, slot=name),  # the wire view
+            capturing(self.requests.model, emit=state.emit, warn=functools.partial(_warn_once, state, name),
+                      run_id=state.run_id, slot=name),  # the wire view
             bound(self.binding),  # the shared agent's per-run state, read by its run's tasks (copies of this context)
         ):
             run = functools.partial(
@@ -165,6 +166,12 @@ class _AgentCall:
             )
             warn = functools.partial(state.warn, name)
             return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
+
+
+def _warn_once(state: RunState, slot: str, message: str) -> None:
+    """A warning said once per run (the wire capture's: every request of every slot would repeat it)."""
+    if message not in state.warnings:
+        state.warn(slot, message)
 
 
 def _agent_call(
