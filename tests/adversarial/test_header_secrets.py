@@ -22,7 +22,8 @@ from pydantic_ai.providers.openai import OpenAIProvider
 
 from agentcell.engine import start_run
 from agentcell.lesson_export import lesson_html
-from agentcell.providers.wire_capture import REDACTED, secret_header
+from agentcell.providers.known_secrets import secret_header
+from agentcell.providers.wire_capture import REDACTED
 from agentcell.wire import to_wire
 from tests.openai_server import FakeOpenAI, Reply, Text
 

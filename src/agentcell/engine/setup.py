@@ -31,6 +31,7 @@ from ..options import (
     RunOptions,
     ToolLike,
 )
+from ..providers.known_secrets import KnownSecrets
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
@@ -281,6 +282,8 @@ class _Sink:
         self.state: RunState | None = None
         self._scrubbed = 0
         self._ended = False
+        self._held: TokenDelta | ThinkingDelta | None = None
+        """The end of the last delta, held back because it could begin one of the run's credentials."""
         self.text = TextCoalescer(run_id, self._deliver)
 
     def emit(self, event: Event) -> None:
@@ -294,6 +297,40 @@ class _Sink:
         self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
+        secrets = None if self.state is None else self.state.secrets
+        if secrets:  # the run's credentials never reach a store: masked here, a key split across deltas too
+            if isinstance(event, TokenDelta | ThinkingDelta):
+                masked = self._masked_delta(event, secrets)
+                if masked is None:
+                    return
+                event = masked
+            elif self._held is not None:
+                held, self._held = self._held, None
+                self._put(held)
+        self._put(event)
+
+    def _masked_delta(
+        self, event: TokenDelta | ThinkingDelta, secrets: KnownSecrets
+    ) -> TokenDelta | ThinkingDelta | None:
+        """`event` with the run's credentials masked, after the text held back from the delta before it;
+        its end held back in turn when it could begin a credential (`None`: all of it is held)."""
+        held, self._held = self._held, None
+        text = event.text
+        if held is not None:
+            if (type(held), held.slot, held.round) == (type(event), event.slot, event.round):
+                text = held.text + text
+            else:
+                self._put(held)  # another stream: what was held is not the start of a key in this one
+        masked = secrets.mask(text)
+        keep = secrets.tail(masked)
+        if keep:
+            self._held = replace(event, text=masked[-keep:])
+            masked = masked[:-keep]
+        if not masked:
+            return None
+        return event if masked is event.text else replace(event, text=masked)
+
+    def _put(self, event: Event) -> None:
         if self._ended:
             return
         self._ended = isinstance(event, ProcessingComplete)

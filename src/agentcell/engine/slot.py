@@ -24,6 +24,7 @@ from pydantic_core import to_json
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..models import resolve_model
 from ..providers.hooks import RetryNotice, request_scope
+from ..providers.known_secrets import model_secrets
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
@@ -118,6 +119,7 @@ async def run_slot(
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
     value, _ = scrub(output.value(result.output))  # valid UTF-8 for every view (the deltas were warned about)
+    value = state.secrets.mask_value(value)  # a model repeating the run's key (its response parts were masked too)
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
@@ -198,6 +200,7 @@ def _agent_call(
     model = state.model.model if options.model is None else resolve_model(options.model).model
     # No capability (`agents.py`): the request hooks ride on the run's model, the tool calls and approvals
     # on the binding the shared agent's toolset and approval capability read.
+    state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
     requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
     agent = state.agents.agent_for(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -31,16 +30,10 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from ..teaching_events import HttpExchange
+from .known_secrets import secret_header
 from .secrets import env_secrets, mask_secrets, safe_url
 
 REDACTED = "[redacted]"
-SECRET_HEADER = re.compile(
-    r"auth|key|token|secret|passw|session|cookie|credential|signature|organi[sz]ation|project", re.IGNORECASE
-)
-"""A header whose name matches is never shown (`Authorization`, `Helicone-Auth`, `X-Litellm-Api-Key`,
-`OpenAI-Organization`, `Set-Cookie`, …): gateways and proxies name their credentials freely."""
-NOT_SECRET_HEADER = re.compile(r"rate-?limit", re.IGNORECASE)
-"""…except rate-limit counters (`x-ratelimit-remaining-tokens`): numbers a lesson is about."""
 MAX_STRING = 4_000
 """A string in a body or event longer than this is clipped (the answer itself already streamed)."""
 HEAD_EVENTS, TAIL_EVENTS = 24, 8
@@ -85,11 +78,6 @@ def _clip(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _clip(v) for k, v in value.items()}
     return value
-
-
-def secret_header(name: str) -> bool:
-    """Whether a header named `name` carries a credential (its value is never shown)."""
-    return bool(SECRET_HEADER.search(name)) and not NOT_SECRET_HEADER.search(name)
 
 
 def _headers(headers: Any, secrets: list[str], env: list[str]) -> dict[str, str]:
