@@ -48,9 +48,10 @@ def secret_header(name: str) -> bool:
 
 def _client_secrets(client: Any) -> list[str]:
     out: list[str] = []
-    key = getattr(client, "api_key", None)
-    if isinstance(key, str):
-        out.append(key)
+    for attribute in ("api_key", "auth_token"):  # Anthropic's SDK keeps a bearer token beside the key
+        key = getattr(client, attribute, None)
+        if isinstance(key, str):
+            out.append(key)
     base = getattr(client, "base_url", None)
     if base is not None:
         out += url_secrets(str(base))
