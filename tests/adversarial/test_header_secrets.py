@@ -102,3 +102,15 @@ async def test_a_key_quoted_json_escaped_in_a_response_is_masked_in_the_wire_vie
 )
 def test_which_header_names_are_credentials(name: str, secret: bool) -> None:
     assert secret_header(name) is secret
+
+
+async def test_a_short_value_of_a_credential_named_header_does_not_mask_the_body(server: FakeOpenAI) -> None:
+    """`X-Auth-Required: true` is no secret: masking every `true` would garble the body's JSON."""
+    http = httpx2.AsyncClient(headers={"X-Auth-Required": "true"})
+    model = OpenAIChatModel("fake-model", provider=OpenAIProvider(base_url=server.base_url, api_key=KEY, http_client=http))
+    server.script(Reply(Text("fine")))
+    run = start_run("Hi [[answer]]", model=model, journal=False)
+    assert (await run).status == "completed"
+    (exchange,) = [e for e in run.events_so_far if e.kind == "http_exchange"]
+    assert exchange.request["body"] == server.chat_requests[0].body
+    assert exchange.request["headers"]["x-auth-required"] == REDACTED

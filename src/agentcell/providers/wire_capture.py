@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from ..teaching_events import HttpExchange
-from .known_secrets import secret_header
+from .known_secrets import MIN_LENGTH, secret_header
 from .secrets import env_secrets, mask_secrets, safe_url
 
 REDACTED = "[redacted]"
@@ -87,12 +87,13 @@ def _headers(headers: Any, secrets: list[str], env: list[str]) -> dict[str, str]
 
 def _secrets_of(headers: Any) -> list[str]:
     """The credential values this request carries (so they are masked wherever they appear): each
-    credential header's value, and the value without its scheme (`Bearer sk-…` → `sk-…`)."""
+    credential header's value, and the value without its scheme (`Bearer sk-…` → `sk-…`). Short values
+    are left out: a header named like a credential may say `true`, which must not mask the body's JSON."""
     out = []
     for name, value in headers.items():
         if value and secret_header(name):
             out += [value, value.partition(" ")[2]]
-    return [v for v in out if v]
+    return [v for v in out if len(v) >= MIN_LENGTH]
 
 
 def _escaped(text: str) -> bool:
