@@ -114,3 +114,16 @@ async def test_a_short_value_of_a_credential_named_header_does_not_mask_the_body
     (exchange,) = [e for e in run.events_so_far if e.kind == "http_exchange"]
     assert exchange.request["body"] == server.chat_requests[0].body
     assert exchange.request["headers"]["x-auth-required"] == REDACTED
+
+
+@pytest.mark.parametrize(
+    ("body", "walked"),
+    [(r'{"m": "\u0073\u006b-abc"}', True), (r'{"u": "http:\/\/user:pw@host"}', True),
+     (r'{"m": "h\u00e9llo \ud83c\udf89"}', False), ('{"m": "plain"}', False)],
+    ids=["ascii-escapes", "escaped-slash", "non-english", "plain"],
+)
+def test_only_a_body_that_spells_ascii_as_escapes_is_masked_again_after_parsing(body: str, walked: bool) -> None:
+    """A non-English conversation, escaped by the SDK's `ensure_ascii`, is not walked on every request."""
+    from agentcell.providers import wire_capture
+
+    assert wire_capture._escaped(body) is walked

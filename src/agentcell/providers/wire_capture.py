@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -96,9 +97,15 @@ def _secrets_of(headers: Any) -> list[str]:
     return [v for v in out if len(v) >= MIN_LENGTH]
 
 
+_ASCII_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]|\\/")
+"""A JSON escape of a printable ASCII character (`\\u0073` is `s`): how a body can spell a key so that
+masking its text misses it. Escapes of other characters (an SDK's `ensure_ascii` output of a non-English
+conversation) cannot spell a key, so such a body is not walked per request."""
+
+
 def _escaped(text: str) -> bool:
-    """Whether JSON `text` spells characters as escapes (`\\u0073k-…`), which a mask of the text cannot see."""
-    return "\\u" in text or "\\/" in text
+    """Whether JSON `text` spells a printable ASCII character as an escape, which a mask of the text cannot see."""
+    return ("\\u" in text or "\\/" in text) and _ASCII_ESCAPE.search(text) is not None
 
 
 def _masked(value: Any, secrets: list[str], env: list[str]) -> Any:
