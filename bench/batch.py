@@ -116,7 +116,7 @@ async def run_map(rows: list[str], concurrency: int, *, journal: Any, widget: bo
     batch = agent_map(TEMPLATE, rows, model=model(), concurrency=concurrency, journal=journal)
     sent: list[float] = []
     if widget:
-        from agentcell.batch_view import BatchWidget
+        from agentcell.frontends.widget.batch_view import BatchWidget
 
         view = BatchWidget(batch)
         view.send = lambda _msg, *a, **k: sent.append(time.monotonic())  # type: ignore[method-assign]
@@ -134,7 +134,7 @@ def busiest_second(times: list[float]) -> int:
 
 def throughput(n: int, concurrencies: list[int], reps: int, machine: _common.Machine) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    import agentcell.batch_view  # noqa: F401 — imported before timing (anywidget, ipywidgets)
+    import agentcell.frontends.widget.batch_view  # noqa: F401 — imported before timing (anywidget, ipywidgets)
 
     with tempfile.TemporaryDirectory() as folder:
         asyncio.run(run_raw(words(20), 8))  # warm-up: pydantic-ai's schemas, the engine's first run
@@ -181,7 +181,7 @@ import asyncio, gc, json, pickle, resource, sys, tempfile, time
 sys.path[:0] = {paths!r}
 import batch as bench
 from agentcell.batch import map as agent_map
-from agentcell.batch_view import BatchWidget
+from agentcell.frontends.widget.batch_view import BatchWidget
 
 def rss_kb():
     for line in open("/proc/self/status"):

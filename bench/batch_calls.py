@@ -3,7 +3,8 @@
 Run: `python bench/batch_calls.py VARIANT [ROWS]` for VARIANT in `raw` (raw pydantic-ai `run_stream`),
 `raw-handler` (`Agent.run` + `event_stream_handler`), `engine` (one `engine.start` per row) and `map`
 (`agentcell.map`, journal off); ROWS (default 500) at concurrency 64 after a 20-row warm-up. Prints the
-calls per row. BENCHMARKS.md §7b compares them before and after a change (run each from its checkout).
+calls per row. `bench/results/HISTORY-sessions-1-17.md` §7b compares them before and after a
+change (run each from its checkout).
 """
 
 from __future__ import annotations

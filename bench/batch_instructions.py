@@ -7,7 +7,7 @@ runs of one shared `Agent`), `raw-handler` (the same with `Agent.run` + an
 (`agentcell.map`, journal off), ROWS 0 (start-up and a 20-row warm-up only) and e.g. 200, all at
 concurrency 64; valgrind prints `Collected : N` instructions, and (N(ROWS) − N(0)) / ROWS is a row's
 cost. The 20 ms model sleep costs no instructions, so this is the CPU side of `bench/batch.py`'s
-ratio at high concurrency, where the machine is CPU-bound (BENCHMARKS.md §7).
+ratio at high concurrency, where the machine is CPU-bound (BENCHMARKS.md, batch throughput).
 """
 
 from __future__ import annotations

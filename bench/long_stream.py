@@ -7,7 +7,7 @@ The same scripted `FunctionModel` streams `--tokens` text deltas (`"t123 "`, ~7.
 Each variant runs in a fresh child process (so peak RSS is its own), after a small warm-up run:
 
 * `raw` — the baseline: `Agent(model).run(..., event_stream_handler=...)` consuming every event, **no
-  token limit** (pydantic-ai's token check costs O(n) per event; see BENCHMARKS.md);
+  token limit** (pydantic-ai's token check costs O(n) per event; see docs/pydantic-ai.md);
 * `widget` — the notebook path: `handle.launch(...)` with an `AgentWidget` (its `send` captured), the
   journal on (a temp folder, as by default) and agentcell's own output-token ceiling in force
   (raised to 2 × the tokens, so it is counted on every delta but not hit).
@@ -78,11 +78,11 @@ async def run_raw(tokens: int, marks: list[float]) -> dict[str, Any]:
 async def run_widget(tokens: int, marks: list[float]) -> dict[str, Any]:
     from pydantic_ai.usage import UsageLimits
 
-    from agentcell.handle import launch
-    from agentcell.launch import LaunchSpec
+    from agentcell.frontends.handle import launch
+    from agentcell.frontends.launch import LaunchSpec
+    from agentcell.frontends.widget.widget import AgentWidget
     from agentcell.options import RunOptions
     from agentcell.template import compile_template
-    from agentcell.widget import AgentWidget
 
     sent = {"messages": 0}
 

@@ -7,7 +7,7 @@ MODEL `function` (the scripted `FunctionModel`, the default) or `openai` (pydant
 against the OpenAI-compatible fixture server on 127.0.0.1, which runs in a child process that valgrind
 does not follow: only the client side is counted). valgrind prints `Collected : N` instructions. A
 variant's cost is N(ROUNDS) − N(0); machine load does not change it, so before/after and variant/raw
-ratios hold on a busy machine (BENCHMARKS.md §1d).
+ratios hold on a busy machine (bench/results/HISTORY-sessions-1-17.md §1d).
 """
 
 from __future__ import annotations

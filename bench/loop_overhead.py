@@ -20,7 +20,7 @@ Variants, interleaved in a shuffled order every repetition:
 * `engine+journal` — the same with the journal on (a temp folder), which is the default for users;
 * `engine-nocompact` — journal off and `compaction=None` (no context accounting/compaction pass);
   tools scenario only (in a one-request stream it has nothing to do);
-* `widget` — the notebook path `agentcell.handle.launch(...)`: the engine (journal on, as by default)
+* `widget` — the notebook path `agentcell.frontends.handle.launch(...)`: the engine (journal on, as by default)
   plus the consumer task feeding an `AgentWidget` whose `send` is captured (message count and bytes),
   until the widget has shown the end (final trait, static transcript).
 
@@ -58,11 +58,11 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
 from agentcell.engine import complete_async
-from agentcell.handle import launch
-from agentcell.launch import LaunchSpec
+from agentcell.frontends.handle import launch
+from agentcell.frontends.launch import LaunchSpec
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
-from agentcell.widget import AgentWidget
 
 LIMITS = UsageLimits(request_limit=100_000, tool_calls_limit=100_000, output_tokens_limit=10**9)
 TEMPLATE = "Go [[answer|use_tools]]"

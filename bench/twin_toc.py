@@ -5,8 +5,8 @@ Run: `python bench/twin_toc.py [--reps 15]` (about 3 minutes). Writes `bench/res
 Whenever a cell's outputs change, JupyterLab's table of contents reads every `text/html` output of the cell
 again (`CodeCell.getHeadings`): its sanitizer, then the markup parsed into a detached element and searched for
 headings, in one task. For the twin of the 50,000-token run of `bench/browser.py` that task took 30-59 ms at
-the run's end (BENCHMARKS.md §4). Here the same pass runs in a JupyterLab page, with the page's own sanitizer,
-on the twin of that run as the code renders it and on variants of it:
+the run's end (bench/results/HISTORY-sessions-1-17.md §4). Here the same pass runs in a JupyterLab page, with
+the page's own sanitizer, on the twin of that run as the code renders it and on variants of it:
 
 * `md30k` — today's twin: 30,000 characters of answer as Markdown (`static_view.MARKDOWN_BUDGET`), the rest as text;
 * `md10k`, `md0` — 10,000 and no characters as Markdown (the rest as text, all of the answer kept);
@@ -65,9 +65,9 @@ async ([variants, reps]) => {
 def twin_variants(tokens: int) -> dict[str, str]:
     """The twin's HTML for a `tokens`-token run of `bench/browser.py`'s Markdown model, and its variants."""
     import agentcell
-    import agentcell.static_view as view
+    import agentcell.render.html as view
+    from agentcell.events.json import to_wire
     from agentcell.transcript import Transcript
-    from agentcell.wire import to_wire
 
     namespace: dict[str, Any] = {}
     setup = B.SETUP.format(base_url="http://127.0.0.1:9/v1", tokens=tokens)

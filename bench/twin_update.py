@@ -30,7 +30,7 @@ from tests.browser import lab as labmod
 
 VARIANTS_CELL = r'''
 from IPython.display import update_display
-from agentcell.static_view import NO_MATH, transcript_text
+from agentcell.render.html import NO_MATH, transcript_text
 from agentcell.transcript import Transcript
 w = _agent_run.widget
 data, md = w.static_bundle()

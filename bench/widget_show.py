@@ -47,7 +47,7 @@ async def _hello(messages, info):
 hello_model = FunctionModel(stream_function=_hello)
 '''
 
-WARM = "\nfrom agentcell.widget import AgentWidget\nAgentWidget().close()\n"
+WARM = "\nfrom agentcell.frontends.widget.widget import AgentWidget\nAgentWidget().close()\n"
 """A widget created and closed at once: the front end loads the widget libraries and the view's module."""
 
 CELLS = {

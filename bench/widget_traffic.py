@@ -49,8 +49,8 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.usage import UsageLimits
 from agentcell.engine import start_run
 from agentcell.events import TokenDelta
-from agentcell.handle import launch
-from agentcell.launch import LaunchSpec
+from agentcell.frontends.handle import launch
+from agentcell.frontends.launch import LaunchSpec
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
 

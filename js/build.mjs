@@ -1,13 +1,13 @@
-// Builds src/agentcell/static/{widget,batch}.{js,css}: each entry (js/widget.js, js/batch.js) is
-// bundled by esbuild, then wrapped by js/loader-entry.js, which holds that bundle as a string and
-// imports it when the first view renders (js/loader.js says why). `--dev`: not minified, with inline
+// Builds src/agentcell/static/{widget,batch}.{js,css}: each entry (js/src/widget.js, js/src/batch.js) is
+// bundled by esbuild, then wrapped by js/src/loader-entry.js, which holds that bundle as a string and
+// imports it when the first view renders (js/src/loader.js says why). `--dev`: not minified, with inline
 // source maps.
 import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { build } from "esbuild";
 
 const OUT = "src/agentcell/static";
-const ENTRIES = { widget: "js/widget.js", batch: "js/batch.js" };
+const ENTRIES = { widget: "js/src/widget.js", batch: "js/src/batch.js" };
 const dev = process.argv.includes("--dev");
 const common = { bundle: true, format: "esm", minify: !dev, sourcemap: dev ? "inline" : false, write: false, logLevel: "warning" };
 
@@ -19,7 +19,7 @@ for (const [name, file] of Object.entries(ENTRIES)) {
   const key = `${name}:${createHash("sha256").update(js).digest("hex").slice(0, 16)}`;
   const outer = await build({
     ...common,
-    entryPoints: ["js/loader-entry.js"],
+    entryPoints: ["js/src/loader-entry.js"],
     outfile: `${OUT}/${name}.js`,
     define: { __AGENTCELL_CODE__: JSON.stringify(js), __AGENTCELL_KEY__: JSON.stringify(key) },
   });

@@ -3,7 +3,7 @@
 The client executes cells, watches iopub for widget comms, and sends the same `comm_msg`s a
 browser sends (custom `{"kind": "stop"}`, snapshot requests). It never calls
 `wait_for_ready()`'s iopub flush loop while a run streams (that blocks for the whole run, see
-notes/kernel.md), so readiness is checked with a `kernel_info` round trip instead.
+docs/kernel-and-loop.md), so readiness is checked with a `kernel_info` round trip instead.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The code keeps the shape the style guide asks for: small modules, short functions (tests exempt).
 
-Module: at most 400 lines (Python under src/, JavaScript under js/). Function: at most 60 lines
-(Python, measured by `ast`; JavaScript functions are checked by `js/shape.test.js`).
+Module: at most 400 lines (Python under src/, JavaScript under js/src/). Function: at most 60 lines
+(Python, measured by `ast`; JavaScript functions are checked by `js/tests/structure.test.js`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def _python_modules() -> list[Path]:
 
 
 def _js_modules() -> list[Path]:
-    return sorted(p for p in (ROOT / "js").rglob("*.js") if not p.name.endswith(".test.js") and "test" not in p.parts)
+    return sorted((ROOT / "js" / "src").rglob("*.js"))
 
 
 def test_no_module_over_400_lines() -> None:
@@ -36,3 +36,12 @@ def test_no_python_function_over_60_lines() -> None:
                 if n > MAX_FUNCTION:
                     long[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = n
     assert long == {}
+
+
+def test_js_folder_holds_sources_and_tests_apart() -> None:
+    """`js/` is the widget's sources (`js/src/`, what the bundle is built from) and its tests (`js/tests/`),
+    plus the build script and its README: nothing else at the top, and no test among the sources."""
+    js = ROOT / "js"
+    assert sorted(p.name for p in js.iterdir()) == ["README.md", "build.mjs", "src", "tests"]
+    assert [p.relative_to(ROOT).as_posix() for p in (js / "src").rglob("*.test.js")] == []
+    assert len(list((js / "tests").glob("*.test.js"))) > 10

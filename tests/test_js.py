@@ -1,4 +1,4 @@
-"""The widget's JS unit tests (vitest + happy-dom), run from pytest so one runner reports everything."""
+"""The widget's JS unit tests (vitest, `js/tests/`), run from pytest so one runner reports everything."""
 
 from __future__ import annotations
 

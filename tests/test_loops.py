@@ -15,8 +15,8 @@ from pydantic_ai.models.function import FunctionModel
 
 from agentcell.batch import map
 from agentcell.errors import NoEventLoop
-from agentcell.handle import launch
-from agentcell.launch import LaunchSpec
+from agentcell.frontends.handle import launch
+from agentcell.frontends.launch import LaunchSpec
 from agentcell.loops import running_loop, wait_on
 from agentcell.options import RunOptions
 from agentcell.template import compile_template

@@ -17,8 +17,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from agentcell.blocking import wait_transformer
-from agentcell.handle import RunHandle
+from agentcell.frontends.handle import RunHandle
+from agentcell.frontends.jupyter.blocking import wait_transformer
 from agentcell.result import RunResult
 
 
@@ -261,7 +261,7 @@ async def test_widget_records_template_provenance(ip: InteractiveShell) -> None:
 
 
 def test_show_rebuilds_a_run_from_its_journal(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentcell.widget import AgentWidget
+    from agentcell.frontends.widget.widget import AgentWidget
 
     agent(ip, "-o r")
     shown: list[AgentWidget] = []
@@ -373,7 +373,7 @@ async def test_stop_all_says_which_runs_it_stopped(ip: InteractiveShell) -> None
 @pytest.mark.anyio
 async def test_agent_stop_also_stops_the_runs_show_started(ip: InteractiveShell) -> None:
     from agentcell import show
-    from agentcell.frontends import PYTHON_RUNS
+    from agentcell.frontends.registry import PYTHON_RUNS
 
     view = show("Explain photosynthesis. [[answer]]", model="offline:slow")
     (shown,) = [h for h in PYTHON_RUNS.runs.values() if getattr(h, "widget", None) is view]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcell.static_output import StaticTranscript, static_transcript
+from agentcell.render.output import StaticTranscript, static_transcript
 from agentcell.transcript import Transcript
 
 mo = pytest.importorskip("marimo")

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 import agentcell
-from agentcell import engine, handle
+from agentcell import engine
 from agentcell.engine import setup
+from agentcell.frontends import show as handle
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
 

@@ -1,4 +1,4 @@
-"""The sdist carries the built widget bundle, so installing it needs no Node."""
+"""The sdist carries the built widget bundle, so installing it needs no Node; the package is marked typed."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def test_sdist_installs_without_node_and_ships_the_bundle(tmp_path: Path) -> Non
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
     assert any(n.endswith("src/agentcell/static/widget.js") for n in names)
-    assert any(n.endswith("js/widget.js") for n in names)
+    assert any(n.endswith("js/src/widget.js") for n in names)
+    assert any(n.endswith("src/agentcell/py.typed") for n in names)
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -41,3 +42,5 @@ def test_sdist_installs_without_node_and_ships_the_bundle(tmp_path: Path) -> Non
     assert (site / "agentcell/static/widget.css").exists()
     assert (site / "agentcell/static/batch.js").stat().st_size > 10_000  # the batch widget's own bundle
     assert (site / "agentcell/static/batch.css").exists()
+    # PEP 561: type checkers read agentcell's own annotations (the code is mypy --strict).
+    assert (site / "agentcell/py.typed").exists()

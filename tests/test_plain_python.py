@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 import agentcell
-from agentcell import frontends
-from agentcell.frontends import PYTHON_RUNS
-from agentcell.handle import REPLACED
-from agentcell.static_output import StaticTranscript, static_transcript
+from agentcell.frontends import marimo
+from agentcell.frontends.handle import REPLACED
+from agentcell.frontends.registry import PYTHON_RUNS
+from agentcell.render.output import StaticTranscript, static_transcript
 from tests.openai_server import FakeOpenAI, Reply, Text
 from tests.providers.conftest import eventually
 
@@ -96,14 +96,14 @@ async def test_runs_of_one_cell_execution_coexist_and_the_next_execution_replace
     """A marimo cell calling show() twice keeps both runs; running the cell again replaces both."""
     server.script(SLOW, SLOW, Reply(Text("Again.")))
     first_execution, second_execution = object(), object()
-    monkeypatch.setattr(frontends, "marimo_execution", lambda: ("Hbol", first_execution))
-    monkeypatch.setattr(frontends, "keep_transcript_in_marimo", lambda *_: None)
+    monkeypatch.setattr(marimo, "marimo_execution", lambda: ("Hbol", first_execution))
+    monkeypatch.setattr(marimo, "keep_transcript_in_marimo", lambda *_: None)
     a = agentcell.show("A [[answer]]", model=compat(server))
     b = agentcell.show("B [[answer]]", model=compat(server))
     await eventually(lambda: len(server.chat_requests) == 2)
     assert a.status == b.status == "running"
 
-    monkeypatch.setattr(frontends, "marimo_execution", lambda: ("Hbol", second_execution))
+    monkeypatch.setattr(marimo, "marimo_execution", lambda: ("Hbol", second_execution))
     c = agentcell.show("C [[answer]]", model=compat(server))
     handles = [run_of(a), run_of(b)]
     results = await asyncio.gather(*handles)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentcell.magic_commands import CONFIG_KEYS
-from agentcell.magics import SUBCOMMANDS, AgentMagics
+from agentcell.frontends.jupyter.commands import CONFIG_KEYS
+from agentcell.frontends.jupyter.magics import SUBCOMMANDS, AgentMagics
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
@@ -51,3 +51,19 @@ def test_no_key_is_ever_set_with_env_magic_in_docs_or_notebooks() -> None:
     pattern = re.compile(r"%env\s+\w*(KEY|TOKEN|SECRET|PASSWORD)\w*", re.IGNORECASE)
     offenders = [f.name for f in files if ".executed." not in f.name and pattern.search(f.read_text())]
     assert offenders == []
+
+
+def test_the_layer_table_names_exactly_the_layers_of_the_import_contract() -> None:
+    """Each row after the facade is one layer of pyproject.toml's `layers` contract, in order, naming its modules."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in contracts if c["id"] == "layers"]
+    expected = [sorted(re.split(r"\s*[:|]\s*", layer.strip())) for layer in layers]
+    table = section("### Architecture: layers and who owns what")
+    rows = [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    header, facade, *layer_rows = rows
+    assert [header[0].strip(), facade[0].strip()] == ["layer", "facade"]
+    named = [sorted(re.findall(r"`([a-z_]+)(?:/|\.py)`", row[1])) for row in layer_rows]
+    assert named == expected

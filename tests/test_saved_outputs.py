@@ -11,7 +11,7 @@ import pytest
 from comm.base_comm import BaseComm
 from IPython.core.events import EventManager, available_events
 
-from agentcell.saved_outputs import saved_outputs
+from agentcell.frontends.widget.saved_outputs import saved_outputs
 
 
 class _Shell:

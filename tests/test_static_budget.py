@@ -9,8 +9,8 @@ import html
 import re
 from typing import Any
 
-from agentcell.static_markdown import blocks_end, markdown_html
-from agentcell.static_view import MARKDOWN_BUDGET, NO_MATH, TEXT_BUDGET, render_html, render_text
+from agentcell.render.html import MARKDOWN_BUDGET, NO_MATH, TEXT_BUDGET, render_html, render_text
+from agentcell.render.markdown import blocks_end, markdown_html
 
 R = "budget"
 

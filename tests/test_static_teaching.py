@@ -2,7 +2,7 @@
 
 The fixtures in tests/fixtures/teaching/ are real engine runs (`runs.py`); the "lesson" run went through
 pydantic-ai's real OpenAI client to the scripted HTTP server, so it carries captured HTTP exchanges.
-`js/teach.test.js` checks the live widget on the same files: both must name the same markers.
+`js/tests/teach.test.js` checks the live widget on the same files: both must name the same markers.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from agentcell.engine.calls import NUDGE
-from agentcell.lesson_export import export_lesson, lesson_html
-from agentcell.static_teaching import teaching_html
-from agentcell.static_teaching_model import lesson_slot, marker_kinds, words
-from agentcell.static_teaching_sig import py_type, python_source, signature
-from agentcell.static_view import render_html
+from agentcell.render.html import render_html
+from agentcell.render.lesson import export_lesson, lesson_html
+from agentcell.render.teaching.model import lesson_slot, marker_kinds, words
+from agentcell.render.teaching.signature import py_type, python_source, signature
+from agentcell.render.teaching.view import teaching_html
 from agentcell.transcript import Transcript
 from tests.fixtures.teaching.runs import SECRET_KEY
 

@@ -12,9 +12,9 @@ import pytest
 
 from agentcell.engine.eventlog import _Deltas
 from agentcell.events import TokenDelta
-from agentcell.text_pieces import CHUNK, LARGE
+from agentcell.formats.pieces import CHUNK, LARGE
+from agentcell.frontends.widget.protocol import EventLog
 from agentcell.transcript import Pieces
-from agentcell.wire import EventLog
 
 
 def _pieces_store(texts: list[str]) -> list[str]:

@@ -12,8 +12,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentcell import stream
 from agentcell.events import ProcessingComplete
-from agentcell.shared_texts import REF_KEY, SHARE_MIN, TABLE_KIND, pack, unpack
-from agentcell.widget import AgentWidget
+from agentcell.frontends.widget.shared_texts import REF_KEY, SHARE_MIN, TABLE_KIND, pack, unpack
+from agentcell.frontends.widget.widget import AgentWidget
 
 ANSWER_WORDS = [f"word{i} " for i in range(1_500)] + ["\n\n## The end\n"]
 ANSWER = "".join(ANSWER_WORDS)
@@ -94,7 +94,7 @@ def test_a_value_nested_deeper_than_the_stack_is_sent_plain_not_lost() -> None:
 
 def test_only_events_own_fields_and_the_transcript_are_looked_at(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run of many tool rounds with short texts: one look at each event's fields, no walk of their data."""
-    from agentcell import shared_texts
+    from agentcell.frontends.widget import shared_texts
 
     walked: list[Any] = []
     count = shared_texts._count

@@ -16,10 +16,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolC
 import agentcell
 from agentcell import readonly, stream
 from agentcell.events import Limits, ProcessingComplete, RunStarted, TokenDelta, Usage
+from agentcell.events.json import WireEvent, to_wire
+from agentcell.frontends.widget.widget import WIDGET_VIEW_MIME, AgentWidget
+from agentcell.render.html import render_html, render_text
 from agentcell.result import RunResult
-from agentcell.static_view import render_html, render_text
-from agentcell.widget import WIDGET_VIEW_MIME, AgentWidget
-from agentcell.wire import WireEvent, to_wire
 
 XSS = [
     "<script>window.__pwned=1</script>",
@@ -198,7 +198,7 @@ def test_show_puts_out_the_view_and_a_static_twin_updated_with_provenance(
 def test_the_twin_keeps_a_long_answer_whole_in_its_html_and_the_text_budget_in_its_plain_text(
     shown: _Display, run_events: tuple[list[WireEvent], RunResult]
 ) -> None:
-    from agentcell.static_view import TEXT_BUDGET
+    from agentcell.render.html import TEXT_BUDGET
 
     _, result = run_events
     answer = "".join(f"Line {i} of a long answer.\n" for i in range(2 * TEXT_BUDGET // 20))
@@ -217,7 +217,7 @@ def test_the_twin_keeps_a_long_answer_whole_in_its_html_and_the_text_budget_in_i
 def test_the_next_cell_republishes_the_final_output_without_rendering_it_again(
     shown: _Display, run_events: tuple[list[WireEvent], RunResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentcell.static_view as static_view
+    import agentcell.render.html as static_view
 
     _, result = run_events
     w = AgentWidget()

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from agentcell import widget as widget_module
 from agentcell.events import ProcessingComplete, RunStarted, SlotStarted, ThinkingDelta, TokenDelta, Usage
+from agentcell.events.json import to_wire
+from agentcell.frontends.widget import widget as widget_module
+from agentcell.frontends.widget.protocol import EventLog
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.result import RunResult
-from agentcell.widget import AgentWidget
-from agentcell.wire import EventLog, to_wire
 
 pytestmark = pytest.mark.anyio
 
@@ -192,7 +193,7 @@ async def _long_answer_events() -> tuple[list[Any], str]:
 
 
 async def test_the_runs_last_batch_and_a_snapshot_carry_a_long_answer_once() -> None:
-    from agentcell.shared_texts import unpack
+    from agentcell.frontends.widget.shared_texts import unpack
 
     events, answer = await _long_answer_events()
     w = Captured(flush_interval=10)

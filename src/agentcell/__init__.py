@@ -29,28 +29,28 @@ _EXPORTS: dict[str, str] = {
     "complete": "agentcell.engine",
     "complete_async": "agentcell.engine",
     "complete_incremental_async": "agentcell.engine",
-    "LLM": "agentcell.credentials",
-    "LLMCredentials": "agentcell.credentials",
+    "LLM": "agentcell.providers.credentials",
+    "LLMCredentials": "agentcell.providers.credentials",
     "ApprovalDecision": "agentcell.options",
     "Compaction": "agentcell.options",
     "RunOptions": "agentcell.options",
-    "record": "agentcell.models",
+    "record": "agentcell.providers.models",
     "replay": "agentcell.providers",
     "openai_compatible": "agentcell.providers",
     "RetryPolicy": "agentcell.providers",
-    "show": "agentcell.handle",
-    "stop_all": "agentcell.frontends",
-    "static_transcript": "agentcell.static_output",
-    "StaticTranscript": "agentcell.static_output",
+    "show": "agentcell.frontends.show",
+    "stop_all": "agentcell.frontends.show",
+    "static_transcript": "agentcell.render.output",
+    "StaticTranscript": "agentcell.render.output",
     "map": "agentcell.batch",
-    "RunHandle": "agentcell.handle",
+    "RunHandle": "agentcell.frontends.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
     "action": "agentcell.actions",
     "RunResult": "agentcell.result",
-    "AgentWidget": "agentcell.widget",
-    "resolve_model": "agentcell.models",
-    "offline_model": "agentcell.models",
+    "AgentWidget": "agentcell.frontends.widget.widget",
+    "resolve_model": "agentcell.providers.models",
+    "offline_model": "agentcell.providers.models",
     "AgentcellError": "agentcell.errors",
     "TemplateSyntaxError": "agentcell.errors",
     "UndefinedVariableError": "agentcell.errors",
@@ -115,7 +115,6 @@ __all__ = [
 if TYPE_CHECKING:
     from .actions import action
     from .batch import map
-    from .credentials import LLM, LLMCredentials
     from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
         AgentcellError,
@@ -132,16 +131,17 @@ if TYPE_CHECKING:
         ToolDefinitionError,
         UndefinedVariableError,
     )
-    from .frontends import stop_all
-    from .handle import RunHandle, show
-    from .models import offline_model, record, resolve_model
+    from .frontends.handle import RunHandle
+    from .frontends.show import show, stop_all
+    from .frontends.widget.widget import AgentWidget
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
+    from .providers.credentials import LLM, LLMCredentials
+    from .providers.models import offline_model, record, resolve_model
+    from .render.output import StaticTranscript, static_transcript
     from .result import RunResult
-    from .static_output import StaticTranscript, static_transcript
     from .template import compile_template
     from .tools import readonly, tool
-    from .widget import AgentWidget
 
 
 def __getattr__(name: str) -> Any:
@@ -159,13 +159,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext agentcell`: register `%%agent` / `%agent`."""
-    from .magics import load
+    from .frontends.jupyter.magics import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """`%unload_ext agentcell`: stop every run and remove the input transformer."""
-    from .magics import unload
+    from .frontends.jupyter.magics import unload
 
     unload(ipython)

@@ -15,7 +15,7 @@
   * EventLoopRunning             a synchronous entry point was called inside a running event loop
   * NoEventLoop                  `show()` was called where no event loop runs (a plain script)
 
-* JournalWarning (UserWarning)   a journal row could not be read and was left out
+* JournalWarning (UserWarning)   a journal row could not be read and was left out; a batch manifest could not be opened
 
 The magic converts these to a one-line `UsageError` at the boundary where a person watches; the
 library raises them where the problem is found.
@@ -144,4 +144,5 @@ class NoEventLoop(AgentcellError, RuntimeError):
 
 
 class JournalWarning(UserWarning):
-    """`journal.load` left out rows it could not read (an event kind from a newer version, a corrupted line)."""
+    """`journal.load` left out rows it could not read (an event kind from a newer version, a corrupted line), or a
+    batch's manifest could not be opened or read (its rows run, but `--resume` cannot know them)."""

@@ -5,7 +5,7 @@ event classes (`agentcell.events`), which also answer to struckdown's attribute 
 `ThinkingDelta.delta`, `ToolStarted.arguments`, `ToolCompleted.output` / `.was_cached`, `.slot_key`,
 `CheckpointReached.segment_name`, `ProcessingComplete.early_termination`. `SlotStreamStart` is another
 name for `SlotStarted`, which arrives when a slot starts (before its tool calls), not at its first token.
-`ALIASES` is the list of every such name (from `event_aliases.py`). Events come from
+`ALIASES` is the list of every such name (from `events/aliases.py`). Events come from
 `agentcell.complete_incremental_async` (struckdown's keywords) or `agentcell.stream`: the same run,
 the same events.
 
@@ -21,7 +21,6 @@ import threading
 from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
-from .event_aliases import ALIASES
 from .events import (
     CheckpointReached,
     Event,
@@ -34,6 +33,7 @@ from .events import (
     ToolCompleted,
     ToolStarted,
 )
+from .events.aliases import ALIASES
 
 SlotStreamStart = SlotStarted
 """struckdown's name for the event that opens a slot (agentcell: `SlotStarted`)."""

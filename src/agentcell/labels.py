@@ -1,4 +1,4 @@
-"""The words every view uses for statuses and parts of a run, from `labels.json` (shared with `js/format.js`).
+"""The words every view uses for statuses and parts of a run, from `labels.json` (shared with `js/src/format.js`).
 
 One file, two readers: the live widget and the saved (static) view cannot drift apart in what they
 call a status or a retraction. Placeholders such as `{status}` are filled with `str.format`.

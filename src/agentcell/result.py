@@ -16,13 +16,13 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import to_jsonable_python
 
-from .openai_format import to_openai as openai_messages
+from .formats.openai import to_openai as openai_messages
 from .usage import Limits, RunStatus, Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
-    """The outcome of one run (SPEC §3.9)."""
+    """The outcome of one run."""
 
     run_id: str
     status: RunStatus

@@ -10,7 +10,7 @@ settings and `show()` take their defaults from them. They live beside `Limits` r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeGuard, get_args
 
 MAX_REQUESTS = 20
 """Default ceiling of model requests per slot (`UsageLimits.request_limit`, `--max-iter`)."""
@@ -20,7 +20,19 @@ MAX_OUTPUT_TOKENS = 250_000
 """Default ceiling of output tokens per slot (`UsageLimits.output_tokens_limit`, `--max-tokens`)."""
 
 RunStatus: TypeAlias = Literal["completed", "stopped", "halted", "budget_exhausted", "failed"]
-"""How a run (or one slot of it) ended."""
+"""How a run (or one slot of it) ended: the final statuses. The one list of them in Python; the widget's
+reducer reads the same list from `transcript/statuses.json`, which a test keeps equal to these types."""
+SlotStatus: TypeAlias = Literal["pending", "running"] | RunStatus
+"""Where a slot is: not started yet, running, or how it ended."""
+LiveStatus: TypeAlias = Literal["idle", "running"] | RunStatus
+"""A run as a view shows it: no event yet (`idle`), running, or how it ended (`RunStatus`)."""
+FINAL_STATUSES: frozenset[RunStatus] = frozenset(get_args(RunStatus))
+"""The values of `RunStatus`, for a check at run time (a wire event's status is any string)."""
+
+
+def is_final(status: object) -> TypeGuard[RunStatus]:
+    """Whether `status` is one a run or slot ends with (a wire event's status may be any value, a list too)."""
+    return isinstance(status, str) and status in FINAL_STATUSES
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,11 +19,11 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from agentcell.engine import start_run
-from agentcell.lesson_export import lesson_html
+from agentcell.events.json import to_wire
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.providers.known_secrets import KnownSecrets
+from agentcell.render.lesson import lesson_html
 from agentcell.tools import readonly
-from agentcell.widget import AgentWidget
-from agentcell.wire import to_wire
 from tests.openai_server import Call, FakeOpenAI, Reply, Text, Think
 
 pytestmark = pytest.mark.anyio

@@ -21,10 +21,10 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from agentcell.engine import start_run
-from agentcell.lesson_export import lesson_html
+from agentcell.events.json import to_wire
 from agentcell.providers.known_secrets import secret_header
 from agentcell.providers.wire_capture import REDACTED
-from agentcell.wire import to_wire
+from agentcell.render.lesson import lesson_html
 from tests.openai_server import FakeOpenAI, Reply, Text
 
 pytestmark = pytest.mark.anyio

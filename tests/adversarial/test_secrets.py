@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from agentcell.engine import start_run
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.providers.secrets import mask_secrets, safe_url
-from agentcell.widget import AgentWidget
 from tests.openai_server import FakeOpenAI, Reply, Text
 
 pytestmark = pytest.mark.anyio

@@ -19,9 +19,11 @@ import pytest
 from agentcell import journal
 from agentcell.engine import start_run
 from agentcell.events import ProcessingComplete, TokenDelta, ToolCompleted
+from agentcell.events.json import to_wire
+from agentcell.formats.jsonsafe import scrub_text
+from agentcell.frontends.widget.protocol import transcript_json
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.result import RunResult
-from agentcell.widget import AgentWidget
-from agentcell.wire import scrub_text, to_wire, transcript_json
 from tests.engine.conftest import Call, Script, slot, template
 
 pytestmark = pytest.mark.anyio
@@ -98,20 +100,20 @@ def test_hand_made_events_reach_the_wire_as_valid_utf8() -> None:
 
 
 def test_a_long_answer_is_checked_in_place_and_still_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Long strings are searched for a surrogate where they are (`wire.hollow`), not serialized to be
+    """Long strings are searched for a surrogate where they are (`long_strings.hollow`), not serialized to be
     checked (a copy of the answer per place it appears, at the run's end); one in them is still found."""
-    from agentcell import wire
+    from agentcell.formats import jsonsafe
 
     sizes: list[int] = []
-    to_json = wire.to_json
+    to_json = jsonsafe.to_json
 
     def measured(value: Any, *args: Any, **kwargs: Any) -> bytes:
         out = to_json(value, *args, **kwargs)
         sizes.append(len(out))
         return out
 
-    monkeypatch.setattr(wire, "to_json", measured)
-    answer = "é" * wire.LONG
+    monkeypatch.setattr(jsonsafe, "to_json", measured)
+    answer = "é" * jsonsafe.LONG
     result = RunResult(run_id="r", status="completed", answer=answer, results={"a": answer})
     assert to_wire(ProcessingComplete(run_id="r", status="completed", result=result), t=0)["answer"] is answer
     assert sizes and max(sizes) < 1000

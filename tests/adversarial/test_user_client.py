@@ -25,9 +25,9 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from agentcell.engine import start_run
+from agentcell.events.json import to_wire
 from agentcell.providers import wire_capture
-from agentcell.static_teaching import teaching_html
-from agentcell.wire import to_wire
+from agentcell.render.teaching.view import teaching_html
 from tests.openai_server import FakeOpenAI, Reply, Text
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""Rows on a Dask `LocalCluster` of 2 processes on 127.0.0.1 (SPEC §3.12, issue 15 part 6)."""
+"""Rows on a Dask `LocalCluster` of 2 processes on 127.0.0.1 (`--engine dask`)."""
 
 from __future__ import annotations
 

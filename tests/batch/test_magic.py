@@ -13,7 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from agentcell.batch import Batch, BatchResult
-from agentcell.batch_view import BatchWidget
+from agentcell.frontends.widget.batch_view import BatchWidget
 
 from .conftest import Shouter
 

@@ -136,7 +136,6 @@ async def test_the_batch_usage_of_running_rows_reads_no_transcript(monkeypatch: 
     """A batch's progress reads `usage` on every flush: the running rows' totals come from their runs as
     announced (`Run.usage`), equal to their transcripts' totals, without reducing a transcript."""
     from agentcell.engine.eventlog import EventLog
-    from agentcell.usage import Usage
 
     reductions: list[int] = []
     reduce = EventLog._reduce
@@ -159,9 +158,7 @@ async def test_the_batch_usage_of_running_rows_reads_no_transcript(monkeypatch: 
         assert reductions == []
         with_transcripts = batch._spent
         for run in list(batch.runs.values()):
-            u = run.transcript.usage
-            with_transcripts = with_transcripts + Usage(**{k: u[k] for k in ("requests", "tool_calls", "input_tokens",
-                                                                            "output_tokens", "cost")})
+            with_transcripts = with_transcripts + run.transcript.usage
         if batch.runs and usage.requests > batch._spent.requests:
             assert usage == with_transcripts
             compared += 1

@@ -1,5 +1,5 @@
 """A batch against the OpenAI-compatible fixture server: Stop closes every request in flight, `resume`
-runs only what is left, and a 429 pauses every row (SPEC §3.12, issue 15's acceptance)."""
+runs only what is left, and a 429 pauses every row."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The incremental Markdown answer in a real JupyterLab + Chromium (js/render/answer.js).
+"""The incremental Markdown answer in a real JupyterLab + Chromium (js/src/render/answer.js).
 
 A long Markdown answer streams in; its first paragraph uses a reference link whose definition is the
 answer's very last line. At the end the link must resolve (the chunk that uses it is rendered again),

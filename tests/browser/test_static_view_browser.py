@@ -1,6 +1,7 @@
-"""The saved (static) transcript in Chromium: Markdown rendered like the live view, and the same 39
-XSS payloads the widget's sanitizer is tested with (tests/fixtures/xss-payloads.json) do nothing —
-in the answer, in a tool's arguments and result, in thinking and in a warning."""
+"""The saved (static) transcript in Chromium: Markdown rendered like the live view — every free-text slot
+kind, in the live widget, the saved notebook and the lesson export alike —, and the same 39 XSS payloads
+the widget's sanitizer is tested with (tests/fixtures/xss-payloads.json) do nothing — in the answer, in a
+tool's arguments and result, in thinking and in a warning."""
 
 from __future__ import annotations
 
@@ -12,8 +13,17 @@ import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
 
-from agentcell.static_view import render_html
-from tests.browser.lab import ARTIFACTS, Lab, dismiss_kernel_dialog, sync_api
+from agentcell.render.html import render_html
+from tests.browser.lab import (
+    ARTIFACTS,
+    Lab,
+    cell,
+    dismiss_kernel_dialog,
+    open_notebook,
+    run_cell,
+    sync_api,
+    wait_cell_done,
+)
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -94,3 +104,72 @@ def test_jupyterlab_does_not_typeset_dollar_signs_in_a_saved_transcript(lab: Lab
     page.wait_for_timeout(500)  # an output's typesetting would have landed by now
     assert static.locator("mjx-container").count() == 0
     assert "$5 and $10" in static.inner_text()
+
+
+SHOWN: dict[str, dict[str, Any]] = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "transcripts" / "text-kinds.shown.json").read_text())["slots"]
+KINDS = {"notes": "think", "p": "poem", "e": "extract", "s": "speak", "t": "text"}
+CUES = {"notes": "Plan.", "p": "A poem.", "e": "Quote who", "s": "Say hello.", "t": "Sum up."}
+KINDS_CELL = ("%%agent -o kinds -m kinds_model\nQuote: **Dr Ada Byron** leads PSYC605.\nPlan. [[think:notes]]\n"
+              "A poem. [[poem:p]]\nQuote who leads it. [[extract:e]]\nSay hello. [[speak:s]]\nSum up. [[text:t]]")
+KINDS_SETUP = """
+from pydantic_ai.models.function import FunctionModel
+ANSWERS = {answers!r}
+
+async def fn(messages, info):  # each slot's answer, found by the words of its own prompt
+    asked = " ".join(str(getattr(part, "content", "")) for part in messages[-1].parts)
+    yield next(text for cue, text in ANSWERS.items() if cue in asked)
+
+kinds_model = FunctionModel(stream_function=fn)
+"""
+# What a reader sees of each answer: its Markdown elements and its words (wrappers a view adds left out).
+SHAPE = """([root, roots]) => Object.fromEntries(Object.entries(roots).map(([name, sel]) => {
+  const el = (root ?? document).querySelector(sel);
+  if (!el) return [name, null];
+  const tags = new Set([...el.querySelectorAll("p, ul, ol, li, strong, em, h1, h2, h3, pre, code, a")]
+    .map((e) => e.tagName.toLowerCase()));
+  return [name, {tags: [...tags].sort(), text: el.textContent.replace(/\\s+/g, " ").trim()}];
+}))"""
+
+
+def _shapes(page: Any, selector: str, root: Any = None) -> dict[str, Any]:
+    shapes: dict[str, Any] = page.evaluate(SHAPE, [root, {name: selector.format(name=name) for name in KINDS}])
+    return shapes
+
+
+def test_every_free_text_kind_reads_the_same_live_saved_and_in_the_lesson(lab: Lab, page: Any) -> None:
+    """[[think]], [[poem]], [[extract]], [[speak]] and [[text]] answers in Markdown: the live widget, the static
+    view saved in the notebook and the lesson export (`%agent export … lesson.html`) show the same elements and
+    words for each; the saved and exported views showed four of them as a quoted string in a <pre>."""
+    answers = {CUES[name]: SHOWN[name]["text"] for name in KINDS}
+    lab.write_notebook("kinds.ipynb", ["%load_ext agentcell", KINDS_SETUP.format(answers=answers), KINDS_CELL,
+                                       "%agent export kinds kinds-lesson.html"])
+    open_notebook(page, lab, "kinds.ipynb")
+    for i in (0, 1, 2):
+        run_cell(page, i)
+        wait_cell_done(page, i)
+    widget = cell(page, 2).locator(".agentcell").first
+    expect(widget).to_have_attribute("data-status", "completed", timeout=60_000)
+    expect(cell(page, 2).locator(".agentcell-static")).to_have_attribute("data-status", "completed")
+    live = _shapes(page, '.agentcell-answer[data-slot="{name}"] .agentcell-markdown', widget.element_handle())
+    run_cell(page, 3)
+    wait_cell_done(page, 3)
+    page.evaluate("() => { void window.jupyterapp.commands.execute('docmanager:save'); }")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+    saved = nbformat.read(lab.root / "kinds.ipynb", as_version=4)
+    twin = next(o.data["text/html"] for o in saved.cells[2].outputs if "text/html" in o.get("data", {}))
+    (lab.root / "kinds-saved.html").write_text(f"<!doctype html><meta charset=utf-8><body>{twin}</body>")
+    page.goto((lab.root / "kinds-saved.html").as_uri())
+    in_saved = _shapes(page, '.agentcell-static section[data-slot="{name}"] .ac-answer')
+    page.goto((lab.root / "kinds-lesson.html").as_uri())
+    in_lesson = _shapes(page, '.agentcell-static section[data-slot="{name}"] .ac-answer')
+
+    for name in KINDS:
+        assert live[name] is not None, name
+        assert set(SHOWN[name]["elements"]) <= set(live[name]["tags"]), (name, live[name])
+        assert "pre" not in live[name]["tags"] and "**" not in live[name]["text"], (name, live[name])
+    assert in_saved == live
+    assert in_lesson == live
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "text-kinds-lesson.png"), full_page=True)

@@ -1,4 +1,4 @@
-"""Approvals (SPEC §3.7) through pydantic-ai's deferred tools."""
+"""Approvals through pydantic-ai's deferred tools."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Budgets (SPEC §3.3): ceilings, clamping, tool-free final requests, running out."""
+"""Budgets: ceilings, clamping, tool-free final requests, running out."""
 
 from __future__ import annotations
 

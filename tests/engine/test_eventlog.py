@@ -14,7 +14,7 @@ from agentcell.batch import map as agent_map
 from agentcell.engine import complete_async
 from agentcell.engine.eventlog import EventLog
 from agentcell.events import RunWarning
-from agentcell.text_pieces import CHUNK
+from agentcell.formats.pieces import CHUNK
 from agentcell.transcript import Transcript
 from tests.tool_rounds import lookup, rounds_model
 
@@ -105,7 +105,7 @@ async def test_a_run_read_at_its_end_has_every_event_in_its_transcript(monkeypat
     transcript = run.transcript
     assert applied == list(run.events_so_far)
     assert transcript.status == "completed"
-    assert transcript.usage["tool_calls"] == 3
+    assert transcript.usage.tool_calls == 3
 
 
 async def test_complete_still_gives_a_full_result() -> None:
@@ -116,8 +116,8 @@ async def test_complete_still_gives_a_full_result() -> None:
 async def test_reading_the_transcript_late_does_not_convert_the_events_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each event is converted to wire as it is emitted (the sink's UTF-8 check, the views); the log keeps
     that conversion for the late reduction instead of converting every event a second time."""
-    from agentcell import wire
     from agentcell.engine import start_run
+    from agentcell.events import json as wire
 
     conversions: list[Any] = []
     original = wire.jsonable
@@ -127,5 +127,5 @@ async def test_reading_the_transcript_late_does_not_convert_the_events_again(mon
     assert result.status == "completed", result.error
     before = len(conversions)
     transcript = run.transcript
-    assert transcript.usage["tool_calls"] == 5
+    assert transcript.usage.tool_calls == 5
     assert len(conversions) - before <= 1, conversions[before:]  # the run's ending is converted apart

@@ -1,4 +1,4 @@
-"""Guards (SPEC §3.6): running beside the next slots, joined before anything irreversible."""
+"""Guards: running beside the next slots, joined before anything irreversible."""
 
 from __future__ import annotations
 

@@ -18,14 +18,15 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.usage import UsageLimits
 
-from agentcell import long_strings, wire
 from agentcell.engine import complete_async, stream
-from agentcell.handle import launch
-from agentcell.launch import LaunchSpec
+from agentcell.events import json as wire
+from agentcell.formats import long_strings
+from agentcell.frontends.handle import launch
+from agentcell.frontends.launch import LaunchSpec
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
 from agentcell.transcript import Transcript
-from agentcell.widget import AgentWidget
 from tests.tool_rounds import lookup, rounds_model
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,5 @@
-"""The seed template (SPEC §1) compiled by `compile_template` and run end to end."""
+"""The seed template (the README's quickstart plus an injection guard before the question) compiled by
+`compile_template` and run end to end."""
 
 from __future__ import annotations
 

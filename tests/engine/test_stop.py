@@ -1,4 +1,4 @@
-"""Stop (SPEC §3.5) at many points of a run: always `stopped`, one ending, nothing left running."""
+"""Stop at many points of a run: always `stopped`, one ending, nothing left running."""
 
 from __future__ import annotations
 

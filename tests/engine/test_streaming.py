@@ -1,4 +1,4 @@
-"""Retraction (SPEC §3.4), loop detection (§3.2), conversation building (§2.3), checkpoints."""
+"""Retraction, loop detection, conversation building, checkpoints."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every slot type, quantifier and constraint end to end: compiled, run on a scripted model, and the
-Python type and value of each result asserted (notes/struckdown-parity.md §1–3)."""
+Python type and value of each result asserted (struckdown 0.18's types, quantifiers and constraints)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The magic's kernel behaviours (SPEC §6) in real kernels, on ipykernel 7.x and 6.29.
+"""The magic's kernel behaviours (docs/kernel-and-loop.md) in real kernels, on ipykernel 7.x and 6.29.
 
 Each test plays JupyterLab with jupyter_client: it sends cells with cell ids, comm messages (the
 Stop button), subshell requests, and SIGINT through the kernel manager (Kernel → Interrupt).
@@ -129,7 +129,7 @@ def test_interrupt_hook_stops_background_runs_while_idle(kernel: KernelSession) 
         kernel.wait_until(lambda: status(comm.state) == "stopped", timeout=STOP_GUARD_S, what="stopped")
     finally:
         kernel.run("%agent config interrupt_stops_runs=false")
-    # Without the hook, Interrupt leaves a background run alone (SPEC §6: opt-in).
+    # Without the hook, Interrupt leaves a background run alone (the hook is opt-in).
     _, comm = start_cell(kernel, LONG.format(name="intr2"))
     kernel.wait_until(lambda: kernel.streamed_text(comm) != "", what="first token")
     kernel.pump(0.2)

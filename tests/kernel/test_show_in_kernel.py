@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from agentcell.handle import REPLACED
+from agentcell.frontends.handle import REPLACED
 from tests.kernel.conftest import start_cell
 from tests.kernelclient import KernelSession, WidgetComm
 

@@ -34,7 +34,7 @@ def rate_model(n, rate):
             yield f"t{i} "
     return FunctionModel(stream_function=fn)
 
-from agentcell.widget import AgentWidget
+from agentcell.frontends.widget.widget import AgentWidget
 if not getattr(AgentWidget._timed_flush, "counting", False):
     timed_flushes = [0]
     _timed_flush = AgentWidget._timed_flush

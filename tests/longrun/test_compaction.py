@@ -1,4 +1,4 @@
-"""Compaction (SPEC §3.11): at the threshold older turns become a summary; tool pairs never split."""
+"""Compaction: at the threshold older turns become a summary; tool pairs never split."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pytest
 from agentcell import journal
 from agentcell.engine import complete_async, start_run
 from agentcell.events import ProcessingComplete, RequestCompleted, ThinkingDelta, TokenDelta, ToolStarted, Usage
-from agentcell.wire import to_wire
+from agentcell.events.json import to_wire
 from tests.engine.conftest import Call, Script, conversation, slot, template
 
 pytestmark = pytest.mark.anyio

@@ -23,12 +23,12 @@ from agentcell import events, journal
 from agentcell.engine import complete_async, context, eventlog, streaming
 from agentcell.engine.coalesce import TextCoalescer
 from agentcell.engine.compaction import ContextKeeper
-from agentcell.handle import launch
+from agentcell.frontends.handle import launch
+from agentcell.frontends.launch import LaunchSpec
+from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.journal import Journal
-from agentcell.launch import LaunchSpec
 from agentcell.options import RunOptions
 from agentcell.template import compile_template
-from agentcell.widget import AgentWidget
 from tests.tool_rounds import lookup, rounds_model
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""Record and replay (SPEC §3.10): a fixture-server run recorded to a cassette replays with no server at all."""
+"""Record and replay: a fixture-server run recorded to a cassette replays with no server at all."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from agentcell.engine import start_run
 from agentcell.errors import ModelConfigError
-from agentcell.launch import cassette_model
-from agentcell.models import record
+from agentcell.frontends.jupyter.cell import cassette_model
 from agentcell.providers import CASSETTE_VERSION, Cassette, ReplayModel, replay
 from agentcell.providers import cassette as cassette_module
+from agentcell.providers.models import record
 from tests.openai_server import Call, Fail, FakeOpenAI, Reply, Text, Think, Usage
 
 from .conftest import kinds, lookup_module, of

@@ -1,4 +1,4 @@
-"""Model resolution (SPEC §3.1), retry policy, credential masking, the offline default and the magic flags."""
+"""Model resolution, retry policy, credential masking, the offline default and the magic flags."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from traitlets.config import Config
 
 from agentcell.engine import start_run
 from agentcell.errors import ModelConfigError
-from agentcell.models import OFFLINE_DELAYS, resolve_model
 from agentcell.providers import RecordingModel, ReplayModel, RetryingModel, RetryPolicy, mask_secrets
+from agentcell.providers.models import OFFLINE_DELAYS, resolve_model
 from agentcell.result import RunResult
 from tests.openai_server import FakeOpenAI
 
@@ -138,7 +138,7 @@ async def test_no_model_anywhere_means_the_offline_default_announced_as_such(mon
 
 
 def test_cassette_models_keep_their_names_and_the_offline_label(tmp_path: Path) -> None:
-    from agentcell.models import record
+    from agentcell.providers.models import record
 
     recording = record(tmp_path / "c.json", "offline:fast")
     assert isinstance(recording, RecordingModel)

@@ -10,8 +10,8 @@ from agentcell.providers.offline import _fill
 
 
 @pytest.mark.parametrize(("schema", "prompt", "args"), [
-    ({"path": {"type": "string"}, "lines": {"type": "integer"}}, "Summarise notes/week3.md, first 20 lines",
-     {"path": "notes/week3.md", "lines": 20}),
+    ({"path": {"type": "string"}, "lines": {"type": "integer"}}, "Summarise readings/week3.md, first 20 lines",
+     {"path": "readings/week3.md", "lines": 20}),
     ({"module_code": {"type": "string"}}, "Who leads PSYC605?", {"module_code": "PSYC605"}),
     ({"a": {"type": "number"}, "b": {"type": "number"}}, "Add 2.5 and 40", {"a": 2.5, "b": 40.0}),
     ({"query": {"type": "string"}}, "Find papers on sleep and memory", {"query": "Find papers on sleep and memory"}),

@@ -1,4 +1,4 @@
-"""Runs against a real streaming HTTP server on loopback, through pydantic-ai's real OpenAI model (SPEC §3.1, §3.5, §3.8).
+"""Runs against a real streaming HTTP server on loopback, through pydantic-ai's real OpenAI model: models, Stop closing the connection, retries.
 
 The server (`tests/openai_server.py`) speaks Chat Completions with SSE; agentcell reaches it exactly as a
 user pointing at Ollama would: `openai-compat:MODEL@BASE_URL`, or an `OpenAIChatModel` built by hand.
@@ -17,8 +17,8 @@ from pydantic_ai import Agent
 
 from agentcell.engine import coalesce, complete_async, start_run
 from agentcell.errors import RunError
+from agentcell.events.json import to_wire
 from agentcell.providers import RetryingModel, RetryPolicy, openai_compatible
-from agentcell.wire import to_wire
 from tests.openai_server import Call, Drop, Fail, FakeOpenAI, Pause, Reply, Text, Think, Usage, validate_chat_request
 
 from .conftest import eventually, kinds, lookup_module, of, user_model

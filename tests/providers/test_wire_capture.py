@@ -1,4 +1,4 @@
-"""The HTTP exchanges of the teaching view's wire, captured through the real OpenAI client (SPEC §5 teaching view).
+"""The HTTP exchanges of the teaching view's wire, captured through the real OpenAI client (what the teaching view shows).
 
 The scripted server on 127.0.0.1 answers like Ollama or vLLM; the capture must show the body exactly as
 sent and the events as received, and no credential may reach an event.
@@ -12,9 +12,9 @@ import pytest
 from pydantic_ai import Agent
 
 from agentcell.engine import start_run
+from agentcell.events.json import to_wire
 from agentcell.providers import RetryingModel, RetryPolicy
 from agentcell.providers.wire_capture import REDACTED, install
-from agentcell.wire import to_wire
 from tests.openai_server import Call, Fail, FakeOpenAI, Reply, Text, Usage
 
 from .conftest import lookup_module, of, user_model

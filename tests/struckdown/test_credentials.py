@@ -10,12 +10,12 @@ import pytest
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 import agentcell
-from agentcell.credentials import LLM, LLMCredentials, model_with_credentials
 from agentcell.engine import complete_incremental_async
 from agentcell.errors import ModelConfigError, RunError
 from agentcell.events import ProcessingComplete, RunStarted
+from agentcell.events.json import to_wire
 from agentcell.providers import RetryingModel
-from agentcell.wire import to_wire
+from agentcell.providers.credentials import LLM, LLMCredentials, model_with_credentials
 from tests.openai_server import FakeOpenAI, Reply, Text
 
 from .conftest import KEY, journal_text

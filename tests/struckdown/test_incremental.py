@@ -12,11 +12,11 @@ import pytest
 
 import agentcell
 from agentcell import events, incremental
-from agentcell.credentials import model_with_credentials
 from agentcell.engine import complete_incremental_async, stream
-from agentcell.event_aliases import ALIASES
 from agentcell.events import Event, ProcessingComplete, TokenDelta
+from agentcell.events.aliases import ALIASES
 from agentcell.incremental import stop_when_set
+from agentcell.providers.credentials import model_with_credentials
 from agentcell.result import RunResult
 from agentcell.tools import readonly
 

@@ -22,16 +22,16 @@ CASES = [
         "unknown-type-typo",
         "Plan it.\n[[jsno:plan]]",
         "<cell>, line 2, column 3: unknown slot type 'jsno'; did you mean 'json'? (known types: text, respond, "
-        "default, json, bool, int, number, pick, halt, extract, think, speak, poem, decide, score, record, date, "
-        "datetime, time, duration, date_rule, boolean; a notebook class is named with a capital, e.g. [[Person:p]])"
+        "default, json, bool, boolean, int, number, pick, halt, extract, think, speak, poem, decide, score, record, "
+        "date, datetime, time, duration, date_rule; a notebook class is named with a capital, e.g. [[Person:p]])"
         "\n    [[jsno:plan]]\n      ^",
     ),
     (
         "unknown-type-synonym",
         "[[integer:n]]",
         "<cell>, line 1, column 3: unknown slot type 'integer'; did you mean 'int'? (known types: text, respond, "
-        "default, json, bool, int, number, pick, halt, extract, think, speak, poem, decide, score, record, date, "
-        "datetime, time, duration, date_rule, boolean; a notebook class is named with a capital, e.g. [[Person:p]])"
+        "default, json, bool, boolean, int, number, pick, halt, extract, think, speak, poem, decide, score, record, "
+        "date, datetime, time, duration, date_rule; a notebook class is named with a capital, e.g. [[Person:p]])"
         "\n    [[integer:n]]\n      ^",
     ),
     (

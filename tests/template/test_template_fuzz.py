@@ -30,7 +30,7 @@ FRAGMENTS = [
     "{{ x }}", "{{ a }}", "{{ x | upper }}", "{{ x[0] }}", "{{ x.y }}", "{{ 1 / n }}", "{{ (x }}", "{{ '}}' }}",
     "{% if x %}", "{% else %}", "{% endif %}", "{% for i in x %}", "{% endfor %}", "{% set s = 1 %}",
     "{% raw %}", "{% endraw %}", "{# c #}", "{% include 'z' %}", "{% break %}",
-    # struckdown's whole language (notes/struckdown-parity.md)
+    # struckdown 0.18's whole language: quantifiers, types, constraints, actions, tags
     "*", "+", "?", "{2}", "{1,3}", "{2,}", "@", "[[int*:q]]", "[[ideas{3}]]", "[[!pick{1,2}:t|u, v]]",
     "[[extract+:e]]", "[[date:d|min=\"2024-01-01\"]]", "[[datetime:w]]", "[[score:s|lo, hi]]", "[[decide:k]]",
     "[[Person:p]]", "[[int:n|min=-1, max=9]]", '[[g|pattern="^a"]]', "[[t|seed=1, thinking=off, block]]",

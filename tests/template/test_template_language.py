@@ -1,4 +1,4 @@
-"""The whole struckdown language (notes/struckdown-parity.md), template by template: each case pins the
+"""The whole struckdown 0.18 template language, template by template: each case pins the
 exact slot list it compiles to, as `(key, type as written)` pairs; errors pin message, line and column."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`--types FILE` / `compile_template(types=)`: struckdown's YAML type definitions as slot types.
 
-Written from struckdown's documented format (notes/struckdown-parity.md §9 and the files it ships in
+Written from struckdown's documented format (its type-definition docs and the files it ships in
 `struckdown/types/`): one type per document, `fields` as type strings or maps with constraints.
 Each bad file is a `TypeDefinitionError` naming the file and the line of the problem.
 """

@@ -1,7 +1,7 @@
-"""Batch: one template over many rows (SPEC §3.12) — `agentcell.map(template, rows, ...)` → `Batch`.
+"""Batch: one template over many rows — `agentcell.map(template, rows, ...)` → `Batch`.
 
 * `inputs.py` reads `--over` values into rows and checks them against the template;
-* `runner.py` runs the rows concurrently on the running loop (`Batch`);
+* `runner.py` runs the rows concurrently on the running loop (`Batch`), as `settings.py` says (`BatchOptions`);
 * `throttle.py` is the one back-off a 429 puts on every row;
 * `results.py` is the table (`BatchResult.to_pandas()`, records, CSV/JSON/Parquet);
 * `resume.py` journals rows as they finish so `resume=True` skips what is done;
@@ -27,8 +27,9 @@ from ..template.program import Template
 from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
 from .results import BatchResult, RowResult
-from .resume import Manifest, journal_folder, manifest_path
-from .runner import Batch, BatchOptions
+from .resume import journal_folder, manifest_path, open_manifest
+from .runner import Batch
+from .settings import BatchOptions
 from .throttle import Throttle, gated
 
 __all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "Row", "RowResult", "map", "start_batch"]
@@ -63,7 +64,7 @@ def map(
     `rows` is a pandas DataFrame, a list of dicts, a list of strings (`{{ item }}`) or a glob of files
     (`{{ filename }}`, `{{ text }}`). Each row's fields are template variables on top of `context`.
     The run keywords are `RunOptions`' (per row; `history`, `run_id` and `resume_from` belong to one
-    run and are not among them); `max_rows` takes the first rows only, `max_cost`
+    run and are not among them); `max_rows` takes the first rows only (at least 1), `max_cost`
     stops starting rows once the known cost passes it (USD), `keep` keeps the input columns in the
     results, `resume` skips rows an earlier batch over the same template finished, and `client` (an
     asynchronous `distributed.Client`) runs the rows on a Dask cluster.
@@ -104,7 +105,7 @@ def start_batch(
 ) -> Batch:
     """`map` with its options as values (what the magic calls): check everything, then start the batch."""
     from ..engine.toolbox import build_registry
-    from ..models import resolve_model
+    from ..providers.models import resolve_model
 
     compiled = _compile(template)
     if settings.concurrency < 1:
@@ -122,11 +123,12 @@ def start_batch(
         raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
     options = replace(options, journal=folder if folder is not None else False)
     path = manifest_path(compiled.sha256, options.journal)
-    manifest = Manifest(path) if path is not None else None
+    manifest = open_manifest(path)  # `None` (and a warning) when it cannot be opened: the rows still run
     if client is not None:
-        from .dask import DaskRows
+        from .dask import DaskRows, travelling
 
         runner = DaskRows(client, compiled, options)
+        rows = travelling(rows)
         batch = Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest,
                       runner=runner, engine="dask")
         runner.bind(batch)

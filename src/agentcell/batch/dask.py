@@ -59,7 +59,7 @@ class DaskRows:
     async def __call__(self, row: Row, run_id: str) -> RowResult:
         assert self._batch is not None
         base = self._batch.rows[row.index]
-        future = self.client.submit(run_row, self._payload, dict(row.fields), run_id, self.stop_name,
+        future = self.client.submit(run_row, self._payload, row.variables, run_id, self.stop_name,
                                     key=f"agentcell-row-{row.index}-{run_id}", pure=False)
         try:
             outcome: dict[str, Any] = await future
@@ -78,6 +78,35 @@ class DaskRows:
 
             self._stop_event = Event(self.stop_name, client=self.client)  # type: ignore[no-untyped-call]
             await self._stop_event.set()
+
+
+def travelling(rows: list[Row]) -> list[Row]:
+    """`rows`, each whose fields cannot be pickled for a worker (a lock, a connection, a generator) marked with a
+    problem that names the field: checked before any row starts, that row fails alone and the others run."""
+    import cloudpickle
+
+    out = []
+    for row in rows:
+        problem = None
+        if row.problem is None:
+            try:
+                cloudpickle.dumps(dict(row.fields))
+            except Exception:  # whatever pickling raises: find the field and say it
+                problem = _unpicklable_field(row)
+        out.append(row if problem is None else replace(row, problem=problem))
+    return out
+
+
+def _unpicklable_field(row: Row) -> str:
+    import cloudpickle
+
+    for name, value in row.fields.items():
+        try:
+            cloudpickle.dumps(value)
+        except Exception as exc:  # the first field that cannot travel
+            return (f"row {row.index}'s {name!r} cannot be sent to Dask workers ({type(exc).__name__}: {exc}); "
+                    "the row was not run")
+    return f"row {row.index} cannot be sent to Dask workers; the row was not run"
 
 
 def _checked_payload(template: Template, options: RunOptions) -> bytes:

@@ -3,8 +3,9 @@
 A full collection visits every object the collector tracks. In a kernel that is pydantic-ai's ~111k
 objects at least, plus whatever the notebook holds, and a batch of short rows triggers several full
 collections per 1,000 rows: with 20 ms rows at concurrency 64 the collector took 29% of the wall time
-(BENCHMARKS.md §7f). `gc.freeze()` moves every tracked object to the permanent generation, which
-collections skip; `gc.unfreeze()` puts them back in the oldest generation when the last batch ends.
+(bench/results/HISTORY-sessions-1-17.md §7f). `gc.freeze()` moves every tracked object to the permanent
+generation, which collections skip; `gc.unfreeze()` puts them back in the oldest generation when the last
+batch ends.
 Both are O(1). The batch's own garbage is collected as usual, and objects freed by reference counting
 are freed at once, frozen or not; only a cycle among objects from before the batch waits for its end.
 

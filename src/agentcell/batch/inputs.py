@@ -1,10 +1,12 @@
 """A batch's rows: what `--over` / `map(rows=...)` may be, read into plain dict rows.
 
-Accepted (SPEC §3.12): a pandas DataFrame (each row's columns), a list of dicts, a list of strings
+Accepted: a pandas DataFrame (each row's columns), a list of dicts, a list of strings
 (each string is `{{ item }}`), or a glob string of files (`{{ filename }}`, `{{ text }}`; `.csv` and
 `.json` files give one row per record instead, with `filename` added). Everything is checked before
 any row starts: a value of another kind, a glob that matches nothing, and a row that lacks a variable
-the template reads raise `BatchError` with one line naming the row and the variable.
+the template reads raise `BatchError` with one line naming the row and the variable. A row that is
+malformed on its own (a CSV line with more fields than its header) keeps a `problem`: it fails alone
+and the other rows run. A row's values are the user's own: anything may be in them (see `row_key`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import glob as globbing
 import hashlib
 import json
+import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +39,56 @@ class Row:
     """The row's template variables (on top of the notebook namespace)."""
     key: str
     """sha256 of the row's content (canonical JSON): with the template hash, what `--resume` matches."""
+    problem: str | None = None
+    """Why the row cannot run as given (a CSV line with more fields than its header): the row fails with this
+    sentence as its error and the other rows run."""
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        """The fields a template may read: a DataFrame column named 0 stays in the row (and its table) but is no
+        variable (one would fail the row's rendering)."""
+        return {k: v for k, v in self.fields.items() if isinstance(k, str)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Malformed:
+    """A record read with a problem: its fields as far as they could be read, and the sentence saying what is wrong."""
+
+    fields: dict[str, Any]
+    problem: str
 
 
 def row_key(fields: Mapping[str, Any]) -> str:
-    """The content hash of a row: the same fields and values give the same key in any process."""
-    text = json.dumps(to_jsonable_python(dict(fields), fallback=repr), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    """The content hash of a row: the same fields and values give the same key in any process.
+
+    Any row has a key: text that is not valid UTF-8 (lone surrogates) is hashed as it is, bytes that are not
+    UTF-8 as base64, a value whose `repr` raises by its type. A row that cannot be written as JSON at all (a
+    dict that contains itself, thousands of levels deep) gets a key of its own, unlike any other: `--resume`
+    runs it again rather than take it for another row.
+    """
+    for attempt in (_canonical, _canonical_safe):
+        try:
+            return hashlib.sha256(attempt(fields).encode("utf-8", "surrogatepass")).hexdigest()
+        except Exception:  # whatever the row's values raise, the next attempt copes
+            continue
+    return hashlib.sha256(f"unmatched row {uuid.uuid4().hex}".encode()).hexdigest()
+
+
+def _canonical(fields: Mapping[str, Any]) -> str:
+    return json.dumps(to_jsonable_python(dict(fields), fallback=repr), sort_keys=True, ensure_ascii=False)
+
+
+def _canonical_safe(fields: Mapping[str, Any]) -> str:
+    value = to_jsonable_python({str(k): v for k, v in fields.items()}, fallback=safe_repr, bytes_mode="base64")
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def safe_repr(value: object) -> str:
+    """`repr(value)`, or its type's name when its `repr` raises (a value in a row is the user's: anything goes)."""
+    try:
+        return repr(value)
+    except Exception:  # a broken __repr__ is the value's problem, not the batch's
+        return f"<{type(value).__name__} whose repr failed>"
 
 
 def read_rows(over: Any, *, max_rows: int | None = None) -> list[Row]:
@@ -50,10 +97,16 @@ def read_rows(over: Any, *, max_rows: int | None = None) -> list[Row]:
     Raises:
         BatchError: `over` is none of the accepted kinds, a glob matched nothing, or a file cannot be read.
     """
+    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
+        raise BatchError(f"max_rows must be a positive whole number (the first rows to run), got {max_rows!r}")
     records = list(_records(over))
     if max_rows is not None:
         records = records[:max_rows]
-    return [Row(index=i, fields=fields, key=row_key(fields)) for i, fields in enumerate(records)]
+    rows = []
+    for i, record in enumerate(records):
+        fields, problem = (record.fields, record.problem) if isinstance(record, _Malformed) else (record, None)
+        rows.append(Row(index=i, fields=fields, key=row_key(fields), problem=problem))
+    return rows
 
 
 def check_rows(rows: Sequence[Row], needed: Collection[str], available: Collection[str]) -> None:
@@ -67,7 +120,7 @@ def check_rows(rows: Sequence[Row], needed: Collection[str], available: Collecti
         return
     for row in rows:
         missing = sorted(missing_everywhere - set(row.fields))
-        if missing:
+        if missing and row.problem is None:  # a malformed row fails with its own problem
             have = ", ".join(sorted(row.fields)) or "none"
             raise BatchError(
                 f"row {row.index} has no {missing[0]!r}, which the template reads as {{{{ {missing[0]} }}}} "
@@ -75,7 +128,7 @@ def check_rows(rows: Sequence[Row], needed: Collection[str], available: Collecti
             )
 
 
-def _records(over: Any) -> Iterable[dict[str, Any]]:
+def _records(over: Any) -> Iterable[dict[str, Any] | _Malformed]:
     if isinstance(over, str | Path):
         return _from_glob(str(over))
     if _is_dataframe(over):
@@ -118,30 +171,46 @@ def _from_list(items: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _from_glob(pattern: str) -> list[dict[str, Any]]:
+def _from_glob(pattern: str) -> list[dict[str, Any] | _Malformed]:
     path = Path(pattern).expanduser()
     matches = sorted(globbing.glob(str(path), recursive=True)) if globbing.has_magic(str(path)) else (
         [str(path)] if path.exists() else [])
     files = [Path(m) for m in matches if Path(m).is_file()]
     if not files:
         raise BatchError(f"--over {pattern!r} matches no file")
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any] | _Malformed] = []
     for file in files:
         out.extend(_from_file(file))
     return out
 
 
-def _from_file(file: Path) -> list[dict[str, Any]]:
+def _from_file(file: Path) -> list[dict[str, Any] | _Malformed]:
     suffix = file.suffix.lower()
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchError(f"--over: cannot read {file}: {exc}") from None
     if suffix == ".csv":
-        return [{**row, "filename": str(file)} for row in csv.DictReader(text.splitlines())]
+        return _csv_records(file, text)
     if suffix in (".json", ".jsonl"):
         return [{**record, "filename": str(file)} for record in _json_records(file, text, suffix)]
     return [{"filename": str(file), "text": text}]
+
+
+def _csv_records(file: Path, text: str) -> list[dict[str, Any] | _Malformed]:
+    """One record per CSV row; a row with more fields than the header names is `_Malformed` (it fails alone)."""
+    out: list[dict[str, Any] | _Malformed] = []
+    reader = csv.DictReader(text.splitlines())
+    for row in reader:
+        extra = row.pop(None, None)  # DictReader files the fields beyond the header under the key None
+        fields: dict[str, Any] = {**row, "filename": str(file)}
+        if extra is None:
+            out.append(fields)
+            continue
+        names = len(reader.fieldnames or ())
+        out.append(_Malformed(fields, f"{file} line {reader.line_num} has {names + len(extra)} fields but its header "
+                                      f"names {names}; the row was not run (quote a value that holds a comma)"))
+    return out
 
 
 def _json_records(file: Path, text: str, suffix: str) -> list[dict[str, Any]]:

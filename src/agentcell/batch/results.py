@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
+from ..formats.jsonsafe import scrub, scrub_text
 from ..usage import RunStatus, Usage
 
 RowStatus: TypeAlias = RunStatus | Literal["pending", "running", "not_started"]
@@ -122,7 +123,8 @@ class BatchResult:
         """The table as a pandas DataFrame (pandas must be installed)."""
         import pandas as pd
 
-        return pd.DataFrame.from_records(self.to_records(), columns=self.columns)
+        records = [{k: scrub_text(v)[0] if isinstance(v, str) else v for k, v in r.items()} for r in self.to_records()]
+        return pd.DataFrame.from_records(records, columns=self.columns)  # text columns must be valid UTF-8
 
     def to_csv(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
         """Write the table as CSV (JSON slot values as JSON text)."""
@@ -132,7 +134,11 @@ class BatchResult:
         """Write the table as a JSON array of records."""
         kwargs.setdefault("orient", "records")
         kwargs.setdefault("force_ascii", False)
-        self.to_pandas().to_json(path, **kwargs)
+        frame = self.to_pandas()
+        for column in frame.columns:
+            if frame[column].dtype == object:
+                frame[column] = frame[column].map(_jsonable)
+        frame.to_json(path, **kwargs)
 
     def to_parquet(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
         """Write the table as Parquet (pyarrow); JSON slot values become JSON text."""
@@ -152,8 +158,37 @@ def _flat(frame: Any, slots: tuple[str, ...]) -> Any:
     """`frame` with dict/list values as JSON text, so CSV and Parquet get one type per column."""
     out = frame.copy()
     for column in out.columns:
-        if out[column].map(lambda v: isinstance(v, dict | list | tuple)).any():
-            out[column] = out[column].map(
-                lambda v: json.dumps(to_jsonable_python(v, fallback=repr), ensure_ascii=False)
-                if isinstance(v, dict | list | tuple) else v)
+        if out[column].dtype == object:
+            out[column] = out[column].map(_cell)
     return out
+
+
+def _cell(value: Any) -> Any:
+    """One cell for CSV or Parquet: containers and bytes as JSON text, an object whose `str` raises as its repr."""
+    if isinstance(value, dict | list | tuple | bytes):
+        return _json_text(value)
+    if value is None or isinstance(value, str | int | float):
+        return value
+    try:
+        str(value)
+    except Exception:  # a kept input whose __str__ raises would fail the whole file
+        from .inputs import safe_repr
+
+        return safe_repr(value)
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` as JSON-ready data (valid UTF-8); what JSON cannot hold becomes its `repr` (see `_json_text`)."""
+    from .inputs import safe_repr
+
+    try:
+        return scrub(to_jsonable_python(value, fallback=safe_repr))[0]
+    except Exception:  # the user's value: whatever it raises, the cell gets its repr
+        return scrub_text(safe_repr(value))[0]
+
+
+def _json_text(value: Any) -> str:
+    """`value` as JSON text for one cell; a kept input that JSON cannot hold (a cycle, thousands of levels deep,
+    bytes that are not UTF-8) is written as its `repr` instead of failing the whole file."""
+    return json.dumps(_jsonable(value), ensure_ascii=False)

@@ -1,4 +1,4 @@
-"""`Batch`: one template over many rows, concurrently on the running loop (SPEC §3.12).
+"""`Batch`: one template over many rows, concurrently on the running loop.
 
 Rows start in input order while fewer than `concurrency` run and the shared `Throttle` is not paused:
 at the start, and from each row's end (`_fill`), so the next row starts in the step its predecessor
@@ -23,7 +23,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 from ..engine import Prepared, Run, prepare
@@ -38,25 +38,12 @@ from . import heap
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
 from .resume import DONE, Manifest, journal_folder, read_finished
+from .settings import BatchOptions
 from .throttle import Throttle
 
 RowRunner = Callable[[Row, str], Coroutine[Any, Any, RowResult]]
 """Runs one row under a run id to its `RowResult` (in this kernel, or on a Dask worker)."""
 Watcher = Callable[[RowResult], None]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BatchOptions:
-    """How a batch runs its rows (the per-row run options are a `RunOptions`)."""
-
-    concurrency: int = 8
-    """Rows running at once."""
-    max_cost: float | None = None
-    """Stop starting rows once the known cost (USD) passes this; rows running go on to their end."""
-    keep: bool = False
-    """Keep the input columns in the results table."""
-    resume: bool = False
-    """Skip rows an earlier batch over the same template finished (same row content)."""
 
 
 def _error(exc: BaseException) -> str:
@@ -297,6 +284,9 @@ class Batch:
         run_id = uuid.uuid4().hex[:12]
         self._running += 1
         running = replace(self.rows[row.index], status="running", run_id=run_id)
+        if row.problem is not None:  # a malformed input row fails alone, with the sentence that says why
+            self._record(row, replace(running, status="failed", error=row.problem, run_id=None))
+            return
         if self._runner is not None:
             self._set(running)
             task = self._loop.create_task(self._runner(row, run_id), name=f"agentcell-batch-row-{row.index}")
@@ -306,7 +296,7 @@ class Batch:
         try:
             if self._prepared is None:
                 self._prepared = prepare(self.template, self.options)
-            run = self._prepared.start(context={**(self.options.context or {}), **row.fields}, run_id=run_id)
+            run = self._prepared.start(context={**(self.options.context or {}), **row.variables}, run_id=run_id)
         except Exception as exc:  # the row's boundary: one row's failure is that row's, never the batch's
             error = str(exc) if isinstance(exc, AgentcellError) else _error(exc)
             self._record(row, replace(running, status="failed", error=error))  # `_fill`'s loop goes on
@@ -353,7 +343,11 @@ class Batch:
         self._spent = self._spent + row.usage
         self._finished.append(row.index)
         if self._manifest is not None and row.status != "not_started":
-            self._manifest.write(row)
+            try:
+                self._manifest.write(row)
+            except OSError as exc:  # a full disk: stop, rather than run rows `--resume` would never know were done
+                self._stop(f"row {row.index} could not be written to {self._manifest.path} ({_error(exc)}); "
+                           "the rows not started were left for a later --resume")
         self._wake()
         if self.settings.max_cost is not None and self._over_budget():
             self._close()
@@ -377,17 +371,21 @@ class Batch:
             self._end()
 
     def _end(self) -> None:
-        for row in self.rows:
-            if not row.finished:
-                self._set(replace(row, status="not_started", error=self.reason or "not started"))
-                self._finished.append(row.index)
-        if self._manifest is not None:
-            self._manifest.close()
-        self._result = BatchResult(
-            rows=tuple(self.rows), slots=self.slots, keep=self.settings.keep,
-            status="stopped" if self.reason else "completed", reason=self.reason,
-            template_sha256=self.template.sha256)
-        self._wake()
+        """Mark the rows never started and make the `BatchResult`; the result is made whatever else fails, so
+        `done`, `await batch` and `async for` always end."""
+        try:
+            for row in self.rows:
+                if not row.finished:
+                    self._set(replace(row, status="not_started", error=self.reason or "not started"))
+                    self._finished.append(row.index)
+        finally:
+            if self._manifest is not None:
+                self._manifest.close()  # never raises (a last flush on a full disk is let go)
+            self._result = BatchResult(
+                rows=tuple(self.rows), slots=self.slots, keep=self.settings.keep,
+                status="stopped" if self.reason else "completed", reason=self.reason,
+                template_sha256=self.template.sha256)
+            self._wake()
 
     def __repr__(self) -> str:
         groups: dict[str, int] = {}

@@ -1,4 +1,4 @@
-"""One back-off for a whole batch: a 429 on any row pauses every row's next request (SPEC §3.12).
+"""One back-off for a whole batch: a 429 on any row pauses every row's next request.
 
 A batch of 64 rows that each retried a rate limit on its own would keep hitting the limit 64 times
 over. Instead the batch's model is `RetryingModel(GatedModel(model))`: every request first waits for
@@ -6,6 +6,11 @@ the batch's `Throttle`; a 429 pauses the throttle for the provider's `Retry-Afte
 delay when it sends none) and is re-raised, so the row's `RetryingModel` still shows its visible
 retry, and when the pause is over every row goes on. The first request that succeeds after a pause
 resets the growing delay: the batch recovers by itself.
+
+A `Retry-After` longer than the rows' retry policy waits (`RetryPolicy.max_retry_after`: a provider
+asking for 99999999 s, or naming a date in 2099) pauses the batch for that cap only, as a single run
+gives up rather than wait it out: the row that met it fails with the provider's message, the others go
+on after the capped pause, and `note` says so (the widget shows it).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from ..providers.retry import RetryingModel, retry_after
+from ..providers.retry import RetryingModel, RetryPolicy, retry_after
 
 
 class Throttle:
@@ -34,12 +39,17 @@ class Throttle:
         *,
         base_delay: float = 1.0,
         max_delay: float = 60.0,
+        max_pause: float = RetryPolicy().max_retry_after,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self.base_delay = base_delay
         """The first pause after a 429 that names no `Retry-After`; it doubles while 429s keep coming."""
         self.max_delay = max_delay
+        self.max_pause = max_pause
+        """The longest pause a `Retry-After` may ask for (`gated` sets the rows' retry policy's cap)."""
+        self.note: str | None = None
+        """Set when the latest `Retry-After` asked for more than `max_pause` (shown by the widget)."""
         self.paused_until = 0.0
         """`clock()` time before which no request is sent."""
         self.pauses = 0
@@ -58,6 +68,12 @@ class Throttle:
         self._streak += 1
         delay = retry_after_s if retry_after_s is not None else min(
             self.base_delay * 2.0 ** (self._streak - 1), self.max_delay)
+        if retry_after_s is not None:
+            self.note = None
+            if not delay <= self.max_pause:  # a NaN is capped too
+                self.note = (f"the provider asked to wait {span(retry_after_s)} (Retry-After); the batch paused "
+                             f"{span(self.max_pause)}, the most a retry waits")
+                delay = self.max_pause
         self.paused_until = max(self.paused_until, self._clock() + delay)
         self.pauses += 1
         return delay
@@ -70,6 +86,20 @@ class Throttle:
         """Wait out the current pause (a Stop cancels the wait)."""
         while (wait := self.paused_until - self._clock()) > 0:
             await self._sleep(wait)
+
+
+def span(seconds: float) -> str:
+    """A wait in words: "90 s", "25 min", "3 h", "1,157 days", "73 years"."""
+    if not seconds < 120:
+        minutes = seconds / 60
+        if not minutes < 120:
+            hours = minutes / 60
+            if not hours < 48:
+                days = hours / 24
+                return f"{days / 365.25:,.0f} years" if not days < 3650 else f"{days:,.0f} days"
+            return f"{hours:.0f} h"
+        return f"{minutes:.0f} min"
+    return f"{seconds:.3g} s"
 
 
 class GatedModel(WrapperModel):
@@ -131,4 +161,5 @@ def gated(model: Model, throttle: Throttle) -> Model:
     """
     if not isinstance(model, RetryingModel):
         return model
+    throttle.max_pause = model.policy.max_retry_after  # a shared pause is capped as each row's retries are
     return RetryingModel(GatedModel(model.wrapped, throttle), policy=model.policy, key_var=model.key_var)

@@ -15,7 +15,7 @@ One code path under every surface:
   - `run.status` (`"running"` or the final status), `run.result`, `run.done()`, `run.exception`;
   - `run.resume()` — after a Stop, the next segment of the same run (a new `Run`, same run id).
 
-Long runs (SPEC §3.11): every request reports `ContextUpdated` against the model's window; past
+Long runs: every request reports `ContextUpdated` against the model's window; past
 `Compaction.threshold` older turns are summarized (`compaction=None` turns that off); every event is
 journaled to `<data dir>/agentcell/journal/<run_id>.jsonl` (`journal=False` turns that off) and
 `agentcell.journal.load(run_id)` restores a run whose process died.
@@ -42,7 +42,6 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from ..credentials import Credentials, ModelLike, model_with_credentials
 from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
 from ..events import Event, ProcessingComplete, SlotRetracted, TokenDelta
 from ..journal import JournalOption
@@ -56,6 +55,7 @@ from ..options import (
     RunOptions,
     ToolLike,
 )
+from ..providers.credentials import Credentials, ModelLike, model_with_credentials
 from ..result import RunResult
 from ..template.program import Template
 from .runner import Run

@@ -1,4 +1,4 @@
-"""Approvals (SPEC §3.7) on pydantic-ai's deferred tools, resolved inside the same run.
+"""Approvals on pydantic-ai's deferred tools, resolved inside the same run.
 
 A tool with `requires_approval=True` is deferred by pydantic-ai; its `handle_deferred_tool_calls` hook
 (the one capability of an agent whose tools need approval, `agents._Approvals`) hands the pending calls

@@ -1,4 +1,4 @@
-"""Per-slot budgets (SPEC §3.3): the caller's ceiling, lowered (never raised) by a slot's options.
+"""Per-slot budgets: the caller's ceiling, lowered (never raised) by a slot's options.
 
 Requests and tool calls map onto pydantic-ai's `UsageLimits`, which enforces them once per request
 or call. The output-token ceiling does not: pydantic-ai checks a token limit after every streamed

@@ -1,5 +1,5 @@
 """Running one slot's tool calls: events, guard joins, the identical-call cache, errors as strings,
-timeouts, `max_calls` and loop detection (SPEC §3.2, §3.3).
+timeouts, `max_calls` and loop detection.
 
 The shared agent's own function toolset is wrapped once, when the agent is built, in a toolset that
 finds the run's `SlotCalls` per step and per call (`agents.SlotToolset`), so pydantic-ai still owns

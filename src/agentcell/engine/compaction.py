@@ -1,4 +1,4 @@
-"""Keeping a long conversation inside the model's window (SPEC §3.11).
+"""Keeping a long conversation inside the model's window.
 
 Two things change what the model *reads*; neither changes the run's record (`RunResult.messages`,
 the journal, `ToolCompleted.result` keep everything):

@@ -1,4 +1,4 @@
-"""How much of the model's context window a request uses (SPEC §3.11): known windows and an estimate.
+"""How much of the model's context window a request uses: known windows and an estimate.
 
 The gauge after a request shows what the provider reported (input + output tokens of that request).
 Before a request nothing is reported yet, so the compaction decision uses an estimate: the larger of

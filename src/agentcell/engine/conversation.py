@@ -1,4 +1,4 @@
-"""The conversation a slot sees, built from rendered turns (SPEC §2.3).
+"""The conversation a slot sees, built from rendered turns.
 
 Within a segment: earlier answer slots' turns, each followed by its answer as an assistant turn, then
 this slot's turns. The last user turn becomes the run's prompt; everything before it is history.

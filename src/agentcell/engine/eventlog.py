@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import overload
 
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
-from ..text_pieces import CHUNK, worth_joining
+from ..events.json import Converted, wire_fields
+from ..formats.pieces import CHUNK, worth_joining
 from ..transcript import Transcript
-from ..wire import Converted, wire_fields
 
 
 class _Deltas:

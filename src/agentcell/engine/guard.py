@@ -1,4 +1,4 @@
-"""Guards (`[[halt:…]]`) running beside the slots that follow them (SPEC §3.6).
+"""Guards (`[[halt:…]]`) running beside the slots that follow them.
 
 A guard starts when the run reaches it and runs as its own task, so it costs no latency on an
 ordinary request. It is *joined* (awaited) before anything irreversible: the first answer token

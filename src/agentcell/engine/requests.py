@@ -32,7 +32,7 @@ from ..events import (
     RequestCompleted,
     Usage,
 )
-from ..openai_format import to_openai
+from ..formats.openai import to_openai
 from .compaction import (
     ContextKeeper,
     Replacement,

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
-from ..wire import scrub_text
+from ..formats.jsonsafe import scrub_text
 
 RESULT_CHARS = 100_000
 """Longest result text the model (and the widget, the journal, the saved notebook) gets."""

@@ -20,13 +20,12 @@ from ..events import (
     ProcessingComplete,
     RunResumed,
     RunStarted,
-    RunStatus,
     SlotInfo,
 )
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
-from ..usage import Usage
+from ..usage import LiveStatus, Usage
 from .budget import limits_event
 from .eventlog import EventLog
 from .execute import Executor
@@ -81,7 +80,7 @@ class Run:
         return self._next.usage if self._next is not None else self._state.usage.reported
 
     @property
-    def status(self) -> RunStatus | str:
+    def status(self) -> LiveStatus:
         """`running` until the run ends, then the final status."""
         return "running" if self._result is None else self._result.status
 
@@ -203,7 +202,7 @@ class Run:
             )
 
     def _run_started(self) -> RunStarted:
-        slots = tuple(SlotInfo(name=s.name, type=s.type, required=s.required) for s in self._template.slots)
+        slots = tuple(SlotInfo(name=s.name, type=s.type_label, required=s.required) for s in self._template.slots)
         return RunStarted(
             run_id=self.run_id,
             model=self._state.model.name,

@@ -19,9 +19,9 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
-from ..events import Event, ProcessingComplete, RunWarning, ThinkingDelta, TokenDelta
+from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingDelta, TokenDelta
+from ..events.json import needs_scrub, scrub_event
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
-from ..models import ResolvedModel, resolve_model
 from ..options import (
     DEFAULT_COMPACTION,
     NO_DEPS,
@@ -32,10 +32,10 @@ from ..options import (
     ToolLike,
 )
 from ..providers.known_secrets import KnownSecrets
+from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
 from ..template.program import Template
 from ..transcript import Transcript
-from ..wire import needs_scrub, scrub_event
 from .agents import SlotAgents
 from .budget import ceiling_from
 from .coalesce import TextCoalescer
@@ -49,7 +49,7 @@ from .state import RunState, UsageBook
 from .temporal import reference_time
 from .toolbox import ToolRegistry, build_registry
 
-RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
+RESUMABLE: frozenset[RunStatus] = frozenset({"stopped", "failed", "budget_exhausted"})
 SCRUB_WARNINGS = 3
 """At most this many warnings per run about replaced lone surrogates."""
 
@@ -355,7 +355,7 @@ class _Sink:
         """At the run's end, drop the references that close cycles (the run's state holds `emit`, the
         coalescer `_deliver` and the slots' watchers), so the run's objects are freed when the last
         reference to them goes, not by a later pass of the cycle collector (a batch row left ~120 objects
-        in cycles; BENCHMARKS §7d)."""
+        in cycles; bench/results/HISTORY-sessions-1-17.md §7d)."""
         self.state = None
         self.text.release()
 

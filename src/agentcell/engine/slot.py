@@ -1,4 +1,4 @@
-"""One slot = one pydantic-ai agent run over the conversation so far (SPEC §3).
+"""One slot = one pydantic-ai agent run over the conversation so far.
 
 The slot's type becomes the run's output type (`outputs.plan`): free text streams as plain text,
 checked by an output validator when it has constraints; every other type is a one-field model
@@ -22,13 +22,13 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
-from ..models import resolve_model
+from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
 from ..providers.known_secrets import model_secrets
+from ..providers.models import resolve_model
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
-from ..wire import scrub
 from .agents import Answers, Binding, bound
 from .approvals import resolve_approvals
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits

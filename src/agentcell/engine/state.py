@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from ..events import Event, RunWarning, ThinkingDelta, TokenDelta, Usage, UsageUpdated
-from ..models import ResolvedModel
+from ..events import Event, RunStatus, RunWarning, ThinkingDelta, TokenDelta, Usage, UsageUpdated
 from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
 from ..providers.known_secrets import KnownSecrets
+from ..providers.models import ResolvedModel
 from .agents import SlotAgents
 from .coalesce import TextCoalescer
 from .guard import Guards
@@ -38,7 +38,7 @@ EmitText = Callable[[type[TokenDelta] | type[ThinkingDelta], str, str, int], Non
 class SlotEnded(Exception):
     """A slot ended without a value for a reason that ends the run (budget, error); already reported."""
 
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: RunStatus, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message

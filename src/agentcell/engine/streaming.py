@@ -1,7 +1,7 @@
 """The event handler of one slot run: pydantic-ai stream events → our events, plus retraction.
 
 pydantic-ai streams prose that precedes a tool call in the same response and never withdraws it
-(notes/pydantic-ai.md). We show answer text as it arrives and, when the response turns out to call a
+(docs/pydantic-ai.md). We show answer text as it arrives and, when the response turns out to call a
 tool, emit `SlotRetracted(reason="gathering")` with that text, which is kept as the round's narration.
 Only free-text slots stream; typed slots answer through an output tool and show no tokens.
 """
@@ -131,7 +131,7 @@ class SlotStream:
             return
         if step != self.round:
             self.round, self._shown = step, self._new_shown()
-        # A pending guard is joined before any answer text is shown (SPEC §3.6).
+        # A pending guard is joined before any answer text is shown: nothing it may reject reaches the reader.
         if not self._state.guards.idle:
             await self._state.guards.join()
         self._shown.append(text)

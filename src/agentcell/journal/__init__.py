@@ -1,4 +1,4 @@
-"""The run journal: every event of a run appended to a JSONL file as it happens (SPEC §3.11).
+"""The run journal: every event of a run appended to a JSONL file as it happens.
 
 One file per run, `<dir>/<run_id>.jsonl`, where `<dir>` is the per-user data folder
 (`~/.local/share/agentcell/journal` on Linux), the `AGENTCELL_JOURNAL` environment variable (a

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
-from ..long_strings import LONG
+from ..formats.long_strings import LONG
 
 SLICE = 1 << 20
 """Characters encoded at a time when a long string is written (the most it ever holds encoded)."""

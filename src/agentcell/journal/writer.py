@@ -27,9 +27,10 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
-from ..long_strings import messages_long_free, result_long_free
+from ..events.json import event_long_free
+from ..formats.jsonsafe import scrub
+from ..formats.long_strings import messages_long_free, result_long_free
 from ..result import RunResult
-from ..wire import event_long_free, scrub
 from .paths import open_private
 from .rowjson import LongStrings, LongText, dump_pieces
 

@@ -1,9 +1,9 @@
 """Real providers (and the offline one): visible retries, OpenAI-compatible servers, and record/replay cassettes.
 
-* `RetryingModel` / `RetryPolicy` — transient failures retried with backoff, each retry an event (§3.8).
+* `RetryingModel` / `RetryPolicy` — transient failures retried with backoff, each retry an event the widget shows.
 * `openai_compatible(model, base_url)` — a pydantic-ai `OpenAIChatModel` for Ollama, vLLM, llama.cpp,
   LM Studio or any Chat Completions server; the string form is `openai-compat:MODEL@BASE_URL`.
-* `RecordingModel` / `replay(path)` — a run's responses in a JSON cassette, replayed offline (§3.10);
+* `RecordingModel` / `replay(path)` — a run's responses in a JSON cassette, replayed offline;
   `agentcell.record(path, model)` (in `models.py`, which resolves the model) builds the recorder.
 * `offline_model()` — the scripted default model that needs no key and no network.
 * `request_scope` — how the engine tells a model wrapper which slot is asking and where retries go.

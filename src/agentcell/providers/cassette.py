@@ -1,4 +1,4 @@
-"""Record and replay (SPEC §3.10): a run's model responses in a versioned, human-readable JSON cassette.
+"""Record and replay: a run's model responses in a versioned, human-readable JSON cassette.
 
 `RecordingModel` (built by `agentcell.record(path, model)`, which lives in `models.py` beside
 `resolve_model`) wraps a model so that every successful response of the run is written to `path`

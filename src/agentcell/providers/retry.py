@@ -1,4 +1,4 @@
-"""Visible retries of transient provider failures (SPEC §3.8), as a pydantic-ai `WrapperModel`.
+"""Visible retries of transient provider failures, as a pydantic-ai `WrapperModel`.
 
 `RetryingModel` retries a request that failed with a rate limit (429, honouring `Retry-After`), a server
 error (5xx), a timeout or a dropped connection, with exponential backoff and jitter, a bounded number of

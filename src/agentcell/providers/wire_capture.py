@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from ..teaching_events import HttpExchange
+from ..events.teaching import HttpExchange
 from .known_secrets import MIN_LENGTH, secret_header
 from .secrets import env_secrets, mask_secrets, safe_url
 

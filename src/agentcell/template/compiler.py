@@ -1,6 +1,6 @@
 """`nodes.Document` → `CompiledTemplate`: the semantic checks, and the steps in order.
 
-Rules decided here (SPEC §2 where it speaks, our choice where it is silent):
+Rules decided here:
 
 * The conversation a slot sees: the `<user>`/`<assistant>` turns and the plain text since the
   previous slot (or checkpoint), in order; consecutive plain texts form one user turn. Each turn is
@@ -35,6 +35,7 @@ from typing import Any, NoReturn, assert_never
 from . import types
 from .analysis import Analyzer
 from .jinja import CompiledExpr, CompiledText, compile_text, make_environment
+from .kinds import DEFAULT
 from .nodes import (
     Checkpoint,
     Document,
@@ -109,8 +110,8 @@ class _Compiler(StructureCompiler):
         self.walk(document.nodes)
         if not self.specs:
             line, col = self.source.position(len(self.source.text))
-            spec = SlotSpec(name="answer", type="text", line=line, col=col, implicit=True)
-            self.add_step(spec, SlotParts("text", False))
+            spec = SlotSpec(name="answer", type=DEFAULT, line=line, col=col, implicit=True)
+            self.add_step(spec, SlotParts(DEFAULT, False))
         else:
             self.warn_unsent(None)
         return CompiledTemplate(

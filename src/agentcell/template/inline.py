@@ -3,7 +3,7 @@
 The engine renders prompts in a thread (`engine/execute.py`) because a render can run user code
 (`{{ f() }}`, a filter, an attribute that is a property, `__str__`) or a loop that never ends, and
 the kernel's loop, and Stop, must stay live. That hop costs a thread wake-up and two GIL hand-offs
-per slot: a fifth of a batch row's CPU (BENCHMARKS §7c). Most batch prompts need none of it:
+per slot: a fifth of a batch row's CPU (bench/results/HISTORY-sessions-1-17.md §7c). Most batch prompts need none of it:
 `SHOUT: {{ item }}` reads one string. Such a render runs no code but Jinja's and `str()` of a
 builtin value, and its size is known before it starts, so it cannot block the loop for long.
 

@@ -23,25 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from .frozen import faster_init
-
-SlotType: TypeAlias = Literal[
-    "text", "json", "bool", "int", "number", "pick", "halt",
-    "extract", "think", "speak", "poem", "decide", "score", "record",
-    "date", "datetime", "time", "duration", "date_rule",
-    "class", "action",
-]  # fmt: skip
-"""The value a slot asks for. Aliases (`respond`, `default`, `boolean`) are resolved by the compiler;
-`class` is a notebook type (`SlotSpec.class_name`), `action` runs `SlotSpec.action` (no model call)."""
-
-SLOT_TYPES: tuple[SlotType, ...] = (
-    "text", "json", "bool", "int", "number", "pick", "halt",
-    "extract", "think", "speak", "poem", "decide", "score", "record",
-    "date", "datetime", "time", "duration", "date_rule",
-)  # fmt: skip
-"""The built-in types a slot may name."""
-
-TEMPORAL_TYPES: frozenset[SlotType] = frozenset({"date", "datetime", "time", "duration", "date_rule"})
-"""Types whose relative phrases ("next Tuesday") resolve against the run's reference time."""
+from .kinds import SLOT_TYPES as SLOT_TYPES  # the types are defined with their records (`kinds.py`)
+from .kinds import TEMPORAL_TYPES as TEMPORAL_TYPES
+from .kinds import SlotType as SlotType
 
 Quantifier: TypeAlias = tuple[int, int | None]
 """`(least, most)` items of a list slot (`most=None`: no upper bound)."""

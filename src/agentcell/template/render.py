@@ -17,7 +17,7 @@ import pydantic
 import typing_extensions
 
 from ..errors import TemplateRenderError
-from ..wire import scrub_text
+from ..formats.jsonsafe import scrub_text
 from . import options as opts
 from .frozen import faster_init
 from .inline import PlainReads, plain_reads

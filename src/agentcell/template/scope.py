@@ -3,7 +3,7 @@
 Two lists per tag: *global* blocks (the default) stay in force across checkpoints, *local* ones until
 the next checkpoint. A block is added to the blocks of its scope in force (`append`, the default), or
 replaces them (`replace`; with empty content it clears them). This is struckdown's documented model;
-its runtime ignores the modifiers, we do not. A block applies from its position on (SPEC §2.2).
+its runtime ignores the modifiers, we do not. A block applies from its position on.
 
 In force at a slot: the global blocks, then the local ones (struckdown's order).
 """

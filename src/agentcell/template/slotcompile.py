@@ -1,6 +1,6 @@
 """One slot node → its type, its checked options and what its renderer needs.
 
-Rules decided here (SPEC §2 where it speaks, notes/struckdown-parity.md where it does not):
+Rules decided here (our own where we are stricter, struckdown 0.18's documented behaviour elsewhere):
 
 * A type is a built-in (aliases resolved), a capitalised notebook class (`[[Person:p]]`, found in
   the context when the run starts), a type given when compiling (`--types`/`types=`, any case, bound
@@ -18,7 +18,6 @@ Rules decided here (SPEC §2 where it speaks, notes/struckdown-parity.md where i
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -28,12 +27,11 @@ import jinja2
 from . import options as opts
 from . import types
 from .jinja import CompiledExpr, compile_expr, compile_quoted
+from .kinds import DEFAULT
 from .nodes import Const, Dynamic, Option, OptionValue, Slot
 from .program import SlotType, TemplateWarning
 from .render import Argument, Choice, DynamicOption, Reference
 from .source import Source
-
-_ISO = {"date": dt.date.fromisoformat, "datetime": dt.datetime.fromisoformat, "time": dt.time.fromisoformat}
 
 
 @dataclass(slots=True)
@@ -63,7 +61,7 @@ class SlotParts:
 
 
 class SlotCompiler:
-    """Checks one slot node against the type table (`types.TYPES`)."""
+    """Checks one slot node against its kind (`kinds.KINDS`, as `types.TYPES`)."""
 
     def __init__(self, source: Source, env: jinja2.Environment, defined: Collection[str] = ()) -> None:
         self.source = source
@@ -77,7 +75,7 @@ class SlotCompiler:
     def parts(self, node: Slot) -> SlotParts:
         if node.action:
             return self.action(node)
-        written = node.type or "text"
+        written = node.type or DEFAULT
         slot_type = types.resolve_type(written)
         parts = SlotParts(slot_type or "class", node.required)
         if slot_type is None:
@@ -178,12 +176,13 @@ class SlotCompiler:
             checked = opts.check(key, value)
         except opts.OptionValueError as exc:
             self.fail(str(exc), option.line, option.col)
-        if key in types.NUMERIC and types.TYPES[slot_type].bounds == "iso":
-            if not isinstance(checked, str) or slot_type not in _ISO:
+        iso = types.TYPES[slot_type].iso
+        if key in types.NUMERIC and iso is not None:
+            if not isinstance(checked, str):
                 self.fail(f"option '{option.key}' on a {slot_type} slot is ISO text, e.g. \"2024-01-31\"", option.line,
                           option.col)  # fmt: skip
             try:
-                _ISO[slot_type](checked)
+                iso(checked)
             except ValueError:
                 self.fail(f"option '{option.key}' is not an ISO {slot_type}: {checked!r}", option.line, option.col)
         elif key in types.NUMERIC and isinstance(checked, str):

@@ -110,10 +110,11 @@ class SlotParser(TokenStream):
         if token.kind != "word" or self.current.kind != "equals":
             return Option(None, self.value(token), line, col)
         self.advance()
-        if self.current.kind in ("comma", "slot_end"):
+        after = self.current  # the token after "=" (read anew: mypy would keep `self.current.kind == "equals"`)
+        if after.kind in ("comma", "slot_end"):
             self.fail(f"option '{token.value}' has no value after '='", token)
-        if self.current.kind not in ("word", "string", "expr"):
-            self.fail(f"unexpected {self.describe(self.current)} after '{token.value}='", self.current)
+        if after.kind not in ("word", "string", "expr"):
+            self.fail(f"unexpected {self.describe(after)} after '{token.value}='", after)
         return Option(token.value, self.value(self.advance()), line, col)
 
     def value(self, token: Token) -> OptionValue:

@@ -17,6 +17,7 @@ from ..actions import BUILTIN_ACTIONS, action_policy
 from ..errors import TemplateSyntaxError, UndefinedVariableError
 from .frozen import faster_init
 from .jinja import locate_name
+from .kinds import DEFAULT
 from .program import SLOT_TYPES, SlotSpec, SlotStep, Step, TemplateWarning
 from .source import Source
 
@@ -158,8 +159,8 @@ def _written(spec: SlotSpec) -> str:
         return f"[[{bang}{label}:]]"
     if spec.action is not None and spec.name == spec.action:
         return f"[[{label}]]"
-    if spec.type == "text":
-        return f"[[{bang}{spec.name}{label[4:]}]]"  # `[[ideas{3}]]`: the quantifier follows the name
+    if spec.type == DEFAULT:
+        return f"[[{bang}{spec.name}{label[len(DEFAULT):]}]]"  # `[[ideas{3}]]`: the quantifier follows the name
     return f"[[{bang}{label}:{spec.name}]]"
 
 

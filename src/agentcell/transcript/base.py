@@ -8,9 +8,14 @@ calls them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
-from .model import Item, Pieces, Round, Slot, empty_usage, is_num, js_str
+from ..usage import LiveStatus, Usage
+from .items import ApprovalItem, ContextGauge, Item, ToolItem
+from .model import Round, Slot, is_num, js_str
+from .pieces import Pieces
+
+T = TypeVar("T")
 
 MISSING: Any = object()
 """A field absent from the event (JavaScript's `undefined`)."""
@@ -28,13 +33,13 @@ class TranscriptState:
         self.limits: Any = None
         self.tools: list[str] = []
         self.tool_schemas: Any = None
-        self.status = "idle"
+        self.status: LiveStatus = "idle"
         self.early_termination = False
         self.answer: Any = None
         self.first_t: float | None = None
         self.last_t: float = 0
         self.end_t: float | None = None
-        self.usage: dict[str, Any] = empty_usage()
+        self.usage = Usage()
         self.slots: dict[str, Slot] = {}
         """Name → slot, in the order first seen (the display order)."""
         self.items: list[Item] = []
@@ -44,7 +49,7 @@ class TranscriptState:
         self.unknown_count = 0
         self.extra: dict[str, Any] = {}
         self.segment = 1
-        self.context: dict[str, Any] | None = None
+        self.context: ContextGauge | None = None
 
     def same_run(self, run_id: Any) -> bool:
         return self.run_id is None or run_id in (None, "", MISSING) or run_id == self.run_id
@@ -89,19 +94,19 @@ class TranscriptState:
         cur = slot.rounds.get(r)
         return r + 1 if (cur is not None and cur.items) or r in slot.streamed else r
 
-    def add_item(self, slot_name: Any, item: Item, round_no: int | None = None) -> Item:
+    def add_item(self, slot_name: Any, item: Item, round_no: int | None = None) -> None:
         slot = self.slot(slot_name)
         if slot is None:
             self.items.append(item)
-            return item
+            return
         found = self.round_of(slot, round_no)
         item["round"] = found.round
         found.items.append(item)
         if item["type"] == "tool" and isinstance(item["call_id"], str):
             slot.tools[item["call_id"]] = item
-        return item
 
-    def find_last(self, slot_name: Any, pred: Callable[[Item], bool]) -> tuple[Item | None, Slot | None]:
+    def find_last(self, slot_name: Any, pred: Callable[[Item], TypeGuard[T]]) -> tuple[T | None, Slot | None]:
+        """The newest item of the slot (or at run level) that `pred` picks, with the slot."""
         slot = self.slot(slot_name)
         if slot is None:
             return next((it for it in reversed(self.items) if pred(it)), None), None
@@ -111,18 +116,20 @@ class TranscriptState:
                     return it, slot
         return None, slot
 
-    def find_tool(self, slot_name: Any, call_id: Any) -> Item | None:
+    def find_tool(self, slot_name: Any, call_id: Any) -> ToolItem | None:
         """The slot's tool item with this call id (the newest, for an odd id that is not a string)."""
         slot = self.slot(slot_name)
         if slot is not None and isinstance(call_id, str):
             return slot.tools.get(call_id)  # a tool event per call: no walk of the slot's rounds
-        for found in reversed(slot.rounds.values()) if slot else ():
-            for it in reversed(found.items):
-                if it["type"] == "tool" and call_id is not MISSING and it["call_id"] == call_id:
+        if slot is None or call_id is MISSING:
+            return None
+        for found in reversed(slot.rounds.values()):  # an odd id (not a string): rare
+            for it in found.items[::-1]:
+                if it["type"] == "tool" and it["call_id"] == call_id:
                     return it
         return None
 
-    def find_approval(self, slot_name: Any, call_id: Any) -> Item | None:
+    def find_approval(self, slot_name: Any, call_id: Any) -> ApprovalItem | None:
         named = self.slot(slot_name)
         for slot in [named] if named is not None else list(self.slots.values()):
             for found in slot.rounds.values():

@@ -1,4 +1,4 @@
-"""One function per event kind: how a wire event changes the `TranscriptState` (mirrors `js/state/`).
+"""One function per event kind: how a wire event changes the `TranscriptState` (mirrors `js/src/state/`).
 
 Each handler reads the event defensively (fields may be missing or of the wrong type) and changes
 the transcript in place. Keep this file and the JavaScript handlers in step; the golden fixtures
@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
+from ..usage import RunStatus, is_final
 from .base import MISSING, TranscriptState, thinking, token
-from .model import (
-    TERMINAL,
-    Pieces,
-    Slot,
-    add_usage_delta,
-    is_num,
-    js_str,
-    json_text,
-    norm_usage,
-    num,
-    truthy,
-)
+from .items import ApprovalItem, CompactionItem, Item, NarrationItem, RequestItem, RetryItem, ToolItem
+from .model import Slot, is_num, js_str, json_text, norm_usage, num, truthy, usage_delta
+from .pieces import Pieces
 
 Ev = Mapping[str, Any]
 _OUTER_KEYS = frozenset({"kind", "run_id", "slot", "status", "early_termination", "answer", "usage", "t"})
@@ -34,8 +26,8 @@ def _s(ev: Ev, key: str, default: str = "") -> str:
     return default if value is None else js_str(value)
 
 
-def _terminal(status: Any) -> str:
-    return status if isinstance(status, str) and status in TERMINAL else "failed"
+def _final(status: Any) -> RunStatus:
+    return status if is_final(status) else "failed"
 
 
 def run_started(tr: TranscriptState, ev: Ev) -> None:
@@ -53,7 +45,7 @@ def run_started(tr: TranscriptState, ev: Ev) -> None:
     tr.tools = [js_str(t) for t in tools] if isinstance(tools, list) else []
     schemas = ev.get("tool_schemas")
     tr.tool_schemas = schemas if schemas is not None else ev.get("tool_defs")
-    if tr.status not in TERMINAL:
+    if not is_final(tr.status):
         tr.status = "running"
     infos = ev.get("slots")
     for info in infos if isinstance(infos, list) else ():
@@ -107,7 +99,7 @@ def slot_retracted(tr: TranscriptState, ev: Ev) -> None:
         return
     slot.streamed.pop(r, None)
     if text:  # narration belongs before the tool calls of its round
-        item = {"type": "narration", "text": text, "reason": reason, "round": r}
+        item: NarrationItem = {"type": "narration", "text": text, "reason": reason, "round": r}
         at = next((i for i, it in enumerate(found.items) if it["type"] not in ("thinking", "narration")), None)
         found.items.insert(len(found.items) if at is None else at, item)
 
@@ -119,23 +111,28 @@ def tool_started(tr: TranscriptState, ev: Ev) -> None:
     if tr.find_tool(ev.get("slot"), _call_id(ev)) is not None:
         return
     args = ev.get("args")
-    item = {"type": "tool", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"),
-            "args": {} if args is None else args, "status": "running", "result": None, "error": None,
-            "cached": False, "elapsed_ms": None, "start_t": num(ev.get("t"), None)}
-    tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
+    tr.add_item(ev.get("slot"), _tool_item(ev, {} if args is None else args, num(ev.get("t"), None)),
+                tr.ev_round(slot, ev.get("round")))
 
 
 def tool_completed(tr: TranscriptState, ev: Ev) -> None:
     item = tr.find_tool(ev.get("slot"), _call_id(ev))
-    if item is None:
+    if item is None:  # seen only by its completion
         slot = tr.slot(ev.get("slot"))
-        item = {"type": "tool", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"), "args": None,
-                "start_t": None}
+        item = _tool_item(ev, None, None)
         tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
     result = ev.get("result")
-    item.update(status="ok" if ev.get("ok") is not False else "error", result="" if result is None else result,
-                error=ev.get("error"), cached=truthy(ev.get("was_cached")),
-                elapsed_ms=ev["elapsed_ms"] if is_num(ev.get("elapsed_ms")) else None)
+    item["status"] = "ok" if ev.get("ok") is not False else "error"
+    item["result"] = "" if result is None else result
+    item["error"] = ev.get("error")
+    item["cached"] = truthy(ev.get("was_cached"))
+    item["elapsed_ms"] = ev["elapsed_ms"] if is_num(ev.get("elapsed_ms")) else None
+
+
+def _tool_item(ev: Ev, args: Any, start_t: float | None) -> ToolItem:
+    return {"type": "tool", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"), "args": args,
+            "status": "running", "result": None, "error": None, "cached": False, "elapsed_ms": None,
+            "start_t": start_t}
 
 
 def approval_requested(tr: TranscriptState, ev: Ev) -> None:
@@ -143,8 +140,8 @@ def approval_requested(tr: TranscriptState, ev: Ev) -> None:
         return
     slot = tr.slot(ev.get("slot"))
     args = ev.get("args")
-    item = {"type": "approval", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"),
-            "args": {} if args is None else args, "resolved": None}
+    item: ApprovalItem = {"type": "approval", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"),
+                          "args": {} if args is None else args, "resolved": None}
     tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
 
 
@@ -156,8 +153,8 @@ def approval_resolved(tr: TranscriptState, ev: Ev) -> None:
 
 def retrying(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
-    item = {"type": "retry", "attempt": num(ev.get("attempt")), "delay": num(ev.get("delay_s")),
-            "reason": _s(ev, "reason")}
+    item: RetryItem = {"type": "retry", "attempt": num(ev.get("attempt")), "delay": num(ev.get("delay_s")),
+                       "reason": _s(ev, "reason")}
     tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
 
 
@@ -166,7 +163,7 @@ def usage_updated(tr: TranscriptState, ev: Ev) -> None:
     name = ev.get("slot")
     slot = tr.slot(name if name is not None else tr.current_slot)
     if slot is not None:
-        add_usage_delta(slot, tr.usage, after)
+        slot.usage = slot.usage + usage_delta(tr.usage, after)
     tr.usage = after
 
 
@@ -201,7 +198,7 @@ def slot_failed(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is None:
         return
-    slot.status = _terminal(ev.get("status"))
+    slot.status = _final(ev.get("status"))
     slot.error = ev.get("error")
     partial = ev.get("partial")
     if isinstance(partial, str) and partial != "" and slot.answer() == "":
@@ -253,28 +250,40 @@ def compaction_started(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     if slot is not None:
         tr.start_slot(slot)
-    item = {"type": "compaction", "status": "running", "tokens": num(ev.get("tokens")),
-            "window": num(ev.get("window")), "messages": num(ev.get("messages")), "before": None, "after": None,
-            "messages_before": None, "messages_after": None, "summarized": None, "summary": ""}
-    tr.add_item(ev.get("slot"), item, tr.next_round(slot) if slot is not None else None)
+    tr.add_item(ev.get("slot"), _compaction_item(num(ev.get("tokens")), num(ev.get("window")), num(ev.get("messages"))),
+                tr.next_round(slot) if slot is not None else None)
+
+
+def _compaction_item(tokens: float, window: float, messages: float) -> CompactionItem:
+    return {"type": "compaction", "status": "running", "tokens": tokens, "window": window, "messages": messages,
+            "before": None, "after": None, "messages_before": None, "messages_after": None, "summarized": None,
+            "summary": ""}
+
+
+def _is_compaction(it: Item) -> TypeGuard[CompactionItem]:
+    return it["type"] == "compaction"
+
+
+def _is_running_compaction(it: Item) -> TypeGuard[CompactionItem]:
+    return it["type"] == "compaction" and it["status"] == "running"
 
 
 def compaction_finished(tr: TranscriptState, ev: Ev) -> None:
-    item, slot = tr.find_last(ev.get("slot"), lambda it: it["type"] == "compaction" and it["status"] == "running")
-    if item is None:
+    item, slot = tr.find_last(ev.get("slot"), _is_running_compaction)
+    if item is None:  # seen only by its end
         slot = tr.slot(ev.get("slot"))
-        item = {"type": "compaction", "tokens": num(ev.get("before")), "window": 0,
-                "messages": num(ev.get("messages_before"))}
+        item = _compaction_item(num(ev.get("before")), 0, num(ev.get("messages_before")))
         tr.add_item(ev.get("slot"), item, tr.next_round(slot) if slot is not None else None)
     summary = ev.get("summary")
-    item.update(status="done", before=num(ev.get("before")), after=num(ev.get("after")),
-                messages_before=num(ev.get("messages_before")), messages_after=num(ev.get("messages_after")),
-                summarized=num(ev.get("summarized")),
-                summary=summary if isinstance(summary, str) else json_text(summary))
+    item["status"] = "done"
+    item["before"], item["after"] = num(ev.get("before")), num(ev.get("after"))
+    item["messages_before"], item["messages_after"] = num(ev.get("messages_before")), num(ev.get("messages_after"))
+    item["summarized"] = num(ev.get("summarized"))
+    item["summary"] = summary if isinstance(summary, str) else json_text(summary)
     ctx = tr.context
     if ctx is not None and ctx["slot"] == ev.get("slot") and ctx["window"] > 0:
         # Until the next request reports, the gauge shows the estimate after compaction.
-        used = item["after"]
+        used = num(ev.get("after"))
         tr.context = {**ctx, "used": used, "fraction": used / ctx["window"], "estimated": True}
 
 
@@ -282,13 +291,13 @@ def request_completed(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     purpose = _s(ev, "purpose", "answer")
     u = norm_usage(ev.get("usage"))
-    item = {"type": "request", "request": num(ev.get("request")), "purpose": purpose,
-            "latency_ms": num(ev.get("latency_ms"), None), "model": _s(ev, "model"),
-            "ended": _s(ev, "ended", "completed"), "input": u["input_tokens"], "output": u["output_tokens"],
-            "cost": u["cost"]}
+    item: RequestItem = {"type": "request", "request": num(ev.get("request")), "purpose": purpose,
+                         "latency_ms": num(ev.get("latency_ms"), None), "model": _s(ev, "model"),
+                         "ended": _s(ev, "ended", "completed"), "input": u.input_tokens, "output": u.output_tokens,
+                         "cost": u.cost}
     if purpose == "compaction":
         # Its numbers count compactions, not rounds: it goes with the compaction marker it wrote.
-        marker, _ = tr.find_last(ev.get("slot"), lambda it: it["type"] == "compaction")
+        marker, _ = tr.find_last(ev.get("slot"), _is_compaction)
         round_no = marker.get("round") if marker is not None else None
         if round_no is None and slot is not None:
             round_no = tr.next_round(slot)
@@ -299,7 +308,7 @@ def request_completed(tr: TranscriptState, ev: Ev) -> None:
 
 def processing_complete(tr: TranscriptState, ev: Ev) -> None:
     tr.ended = True
-    tr.status = _terminal(ev.get("status"))
+    tr.status = _final(ev.get("status"))
     tr.early_termination = truthy(ev.get("early_termination"))
     tr.answer = ev.get("answer")
     if truthy(ev.get("usage")):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from .base import TranscriptState
-from .model import Item, Pieces, Slot
+from .items import Item
+from .model import Slot, usage_json
+from .pieces import Pieces
 
 
 def item_json(item: Item) -> dict[str, Any]:
@@ -30,7 +32,7 @@ def slot_json(slot: Slot) -> dict[str, Any]:
         "value": slot.value,
         "final_text": slot.final_text,
         "error": slot.error,
-        "usage": dict(slot.usage),
+        "usage": usage_json(slot.usage),
         "rounds": [
             {"round": r, "items": [item_json(it) for it in slot.rounds[r].items]} for r in sorted(slot.rounds)
         ],
@@ -49,7 +51,7 @@ def transcript_json(tr: TranscriptState) -> dict[str, Any]:
         "segment": tr.segment,
         "early_termination": tr.early_termination,
         "answer": tr.answer,
-        "usage": dict(tr.usage),
+        "usage": usage_json(tr.usage),
         "first_t": tr.first_t,
         "last_t": tr.last_t,
         "end_t": tr.end_t,

@@ -1,8 +1,8 @@
-"""The shapes a transcript is made of: slots, rounds, items, and JS-compatible value coercions.
+"""The shapes a transcript is made of: slots and rounds (items: `items.py`), usage, JS-compatible coercions.
 
-The reducer (`reduce.py`) is a port of `js/state.js`; these helpers make Python read odd wire values
-the way JavaScript does (`num`, `truthy`, `js_str`), so both reducers give the same transcript for
-the same events — the golden fixtures under `tests/fixtures/transcripts/` pin that.
+The reducer (`state.py`, `handlers.py`) is a port of `js/src/state/`; these helpers make Python read odd
+wire values the way JavaScript does (`num`, `truthy`, `js_str`), so both reducers give the same transcript
+for the same events — the golden fixtures under `tests/fixtures/transcripts/` pin that.
 """
 
 from __future__ import annotations
@@ -10,46 +10,19 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
-from ..text_pieces import CHUNK, worth_joining
+from ..usage import SlotStatus, Usage
+from .items import Item, ToolItem
+from .pieces import Pieces
 
-TERMINAL = frozenset({"completed", "stopped", "halted", "budget_exhausted", "failed"})
-"""Statuses a run or a slot ends with."""
-TEXT_TYPES = frozenset({"text", "respond", "str", ""})
-PAYLOAD_KINDS = frozenset({"model_request", "model_response", "http_exchange", "request_sent", "response_received"})
-"""Teaching-view payloads: kept as items of their round, not interpreted."""
+TEXT_TYPES = frozenset(json.loads(resources.files("agentcell").joinpath("slot_kinds.json").read_text("utf-8"))
+                       ["shown_as_text"])  # fmt: skip
+"""Slot types whose answer is free text, shown as Markdown: the slot kinds that stream text, their aliases,
+and `""` (no type said: the default). Read from `slot_kinds.json`, which `template/kinds.py` writes and the JS
+reducer reads too; a list slot's type carries its quantifier (`think*`), so its value is shown as JSON."""
 MAX_UNKNOWN = 200
-USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens")
-
-Item = dict[str, Any]
-"""One thing in a round (or at run level), keyed as in the canonical JSON; `round` is internal."""
-
-
-class Pieces:
-    """Text that grows by appending: kept as pieces and joined when read (never copied per token)."""
-
-    __slots__ = ("_parts", "_small")
-
-    def __init__(self, text: str = "") -> None:
-        self._parts = [text] if text else []
-        self._small = 0
-
-    def append(self, text: str) -> None:
-        self._parts.append(text)
-        self._small += 1
-        if self._small >= CHUNK:  # the last CHUNK pieces become one string: O(1) amortized per piece
-            if worth_joining(self._parts[-CHUNK:]):
-                self._parts[-CHUNK:] = ["".join(self._parts[-CHUNK:])]
-            self._small = 0
-
-    def __str__(self) -> str:
-        if len(self._parts) > 1:
-            self._parts, self._small = ["".join(self._parts)], 0
-        return self._parts[0] if self._parts else ""
-
-    def __bool__(self) -> bool:
-        return any(self._parts)
 
 
 @dataclass(slots=True)
@@ -71,7 +44,7 @@ class Slot:
     index: int | None = None
     limits: dict[str, Any] | None = None
     """This slot's effective ceiling (`slot_started.limits`), for the meters."""
-    status: str = "pending"
+    status: SlotStatus = "pending"
     rounds: dict[int, Round] = field(default_factory=dict)
     """Round number → round, in the order first seen (JSON sorts them)."""
     current_round: int = 1
@@ -82,13 +55,13 @@ class Slot:
     value: Any = None
     has_value: bool = False
     error: str | None = None
-    usage: dict[str, Any] = field(default_factory=lambda: empty_usage())
+    usage: Usage = field(default_factory=Usage)
     saw_tokens: bool = False
     kept: bool = False
     """The value comes from an earlier segment of a resumed run."""
     round_base: int = 0
     """A resumed slot numbers its rounds from 1 again; they are shown after the earlier ones."""
-    tools: dict[str, Item] = field(default_factory=dict)
+    tools: dict[str, ToolItem] = field(default_factory=dict)
     """Call id → the slot's tool item with that (string) id: finding a call is O(1), not a walk of every round."""
 
     def answer(self) -> str:
@@ -105,10 +78,6 @@ class Slot:
         self.saw_tokens = False
         self.answer_stopped = False
         self.error = None
-
-
-def empty_usage() -> dict[str, Any]:
-    return {"requests": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": None}
 
 
 def is_text_type(type_: Any) -> bool:
@@ -159,17 +128,26 @@ def json_text(x: Any) -> str:
         return js_str(x)
 
 
-def norm_usage(u: Any) -> dict[str, Any]:
-    base = empty_usage()
+def norm_usage(u: Any) -> Usage:
+    """A wire event's usage as `Usage` (odd or missing numbers are 0, an odd cost `None`, as in JS)."""
     if not isinstance(u, dict):
-        return base
-    out = {k: num(u.get(k)) for k in USAGE_KEYS}
-    out["cost"] = u.get("cost") if is_num(u.get("cost")) else None
-    return out
+        return Usage()
+    cost = u.get("cost")
+    return Usage(requests=num(u.get("requests")), tool_calls=num(u.get("tool_calls")),
+                 input_tokens=num(u.get("input_tokens")), output_tokens=num(u.get("output_tokens")),
+                 cost=cost if is_num(cost) else None)
 
 
-def add_usage_delta(slot: Slot, before: dict[str, Any], after: dict[str, Any]) -> None:
-    for k in USAGE_KEYS:
-        slot.usage[k] += max(0, after[k] - before[k])
-    if after["cost"] is not None:
-        slot.usage["cost"] = (slot.usage["cost"] or 0) + max(0, after["cost"] - (before["cost"] or 0))
+def usage_delta(before: Usage, after: Usage) -> Usage:
+    """What was spent between two run totals (never negative); cost `None` when `after` has none."""
+    cost = None if after.cost is None else max(0, after.cost - (before.cost or 0))
+    return Usage(requests=max(0, after.requests - before.requests),
+                 tool_calls=max(0, after.tool_calls - before.tool_calls),
+                 input_tokens=max(0, after.input_tokens - before.input_tokens),
+                 output_tokens=max(0, after.output_tokens - before.output_tokens), cost=cost)
+
+
+def usage_json(u: Usage) -> dict[str, Any]:
+    """`Usage` as the canonical JSON's USAGE object."""
+    return {"requests": u.requests, "tool_calls": u.tool_calls, "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens, "cost": u.cost}

@@ -1,4 +1,4 @@
-"""`Transcript`: the one reducer of a run's events into slots → rounds → items (a port of `js/state.js`).
+"""`Transcript`: the one reducer of a run's events into slots → rounds → items (a port of `js/src/state.js`).
 
 Everything that shows or summarizes a run reads it: the engine's `Run.transcript` (live),
 `RunHandle` (answers mid-run, retractions applied), the saved notebook's static view, the journal's
@@ -10,14 +10,15 @@ restored result and `%agent show`. It consumes **wire events** (the JSON the bro
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..events import Event, ThinkingDelta, TokenDelta
-from ..wire import Converted, to_wire
+from ..events.json import Converted, to_wire
 from .base import MISSING, TranscriptState, thinking, token
 from .handlers import HANDLERS
+from .items import PAYLOAD_KINDS, PayloadItem, PayloadKind
 from .json import transcript_json
-from .model import MAX_UNKNOWN, PAYLOAD_KINDS
+from .model import MAX_UNKNOWN
 
 
 class Transcript(TranscriptState):
@@ -61,7 +62,7 @@ class Transcript(TranscriptState):
                 handler(self, ev)
             elif kind in PAYLOAD_KINDS:
                 slot = self.slot(ev.get("slot"))
-                item = {"type": "payload", "kind": kind, "data": dict(ev)}
+                item: PayloadItem = {"type": "payload", "kind": cast(PayloadKind, kind), "data": dict(ev)}
                 self.add_item(ev.get("slot"), item, self.ev_round(slot, ev.get("round")))
             else:
                 self.unknown_count += 1

@@ -1,0 +1,114 @@
+"""Events as JSON: the fields every reader of an event (the widget, the journal, the transcript) sends or keeps.
+
+Each event becomes one small JSON object: its dataclass fields, `kind`, and `t` (seconds since the run's
+start). The conversion is done once per event and shared by its readers (`wire_fields`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..formats.jsonsafe import check_json, jsonable, scrub
+from .run import Event, ProcessingComplete, Usage
+
+WireEvent = dict[str, Any]
+"""An event as sent to the browser: the dataclass fields, `kind`, and `t` (seconds since start)."""
+
+
+
+def to_wire(event: Event, *, t: float, converted: Converted | None = None) -> WireEvent:
+    """Serialize one event; values the browser cannot take become their `repr`.
+
+    A fresh top-level dict per call (the caller may add to it); the converted fields are shared with
+    the other readers of the same event (`wire_fields`; a reader that kept them passes `converted`).
+    """
+    fields, valid, _ = converted if converted is not None else wire_fields(event)
+    out: WireEvent = {**fields, "t": round(t, 3)}
+    if valid:
+        return out
+    clean, _ = scrub(out)  # the comm's JSON must be valid UTF-8, or the whole message (and the view) is lost
+    return clean  # type: ignore[no-any-return]
+
+
+Converted = tuple[WireEvent, bool, bool]
+"""An event's wire fields, whether they are valid UTF-8, and whether no string in them is `LONG` or longer."""
+
+_last: tuple[Event | None, Converted] = (None, ({}, True, True))
+"""The event converted last and its conversion (see `wire_fields`)."""
+
+
+def wire_fields(event: Event) -> Converted:
+    """`event`'s wire fields (no `t`, not scrubbed), whether they serialize as valid UTF-8 as they are, and
+    whether they hold no long string (`event_long_free`).
+
+    One event is read by several views as it is emitted (the run's sink checks its text, the widget
+    sends it, the journal writes it, the event log keeps it for the transcript), synchronously one
+    after the other: the conversion of the event seen last is remembered (by identity; events are
+    frozen) so each event is converted and checked once, not once per reader. Treat it as read-only.
+    """
+    global _last
+    last, converted = _last
+    if last is event:
+        return converted
+    if isinstance(event, ProcessingComplete):  # once per run, and not remembered: it holds the whole result
+        fields = {
+            "kind": event.kind,
+            "run_id": event.run_id,
+            "slot": event.slot,
+            "status": event.status,
+            "early_termination": event.early_termination,
+            "answer": jsonable(event.result.answer),
+            "usage": usage_json(event.result.usage),
+        }
+        return fields, check_json(fields)[0], False  # its journal row holds the result, not these fields
+    fields = jsonable(event)  # one call in C: the dataclass's fields in order, `repr` for the odd value
+    value = fields.get("value")
+    if fields["kind"] == "slot_completed" and isinstance(value, str) and fields.get("text") == value:
+        del fields["text"]  # a text answer: `value` is the text; don't send it twice
+    converted = (fields, *check_json(fields))
+    _last = (event, converted)
+    return converted
+
+
+def event_long_free(event: Event) -> bool:
+    """Whether no string of `event` is `LONG` characters or longer (so its JSON can be made whole, in C).
+
+    Known from the UTF-8 check's serialization of the event's wire fields, which every event gets as it
+    is emitted: no extra walk. `False` when unsure (text that is not valid UTF-8; the run's ending).
+    """
+    return wire_fields(event)[2]
+
+
+def needs_scrub(event: Event) -> bool:
+    """Whether some text of `event` is not valid UTF-8 (lone surrogates), so `scrub_event` has work to do.
+
+    Every string `scrub_event` would look at appears unchanged in the event's wire fields, so a wire
+    that serializes cleanly means nothing to scrub; the check is the conversion the views need anyway.
+    """
+    return not wire_fields(event)[1]
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    """`Usage` as a plain dict (its fields are scalars: no `dataclasses.asdict`, which deep-copies each
+    value and cost ~30 calls here, read several times per run's ending)."""
+    return {
+        "requests": usage.requests,
+        "tool_calls": usage.tool_calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost": usage.cost,
+    }
+
+
+def scrub_event(event: Event) -> tuple[Event, int]:
+    """`event` with its text fields `scrub`-bed (a new event only when one changed), and the count."""
+    changes: dict[str, Any] = {}
+    total = 0
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, str | dict | list | tuple):
+            clean, count = scrub(value)
+            if count:
+                changes[f.name], total = clean, total + count
+    return (dataclasses.replace(event, **changes) if changes else event), total

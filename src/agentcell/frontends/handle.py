@@ -1,0 +1,250 @@
+"""A run started from a notebook: the task on the kernel's loop, its widget, and the handle users hold.
+
+`launch` is where a notebook run meets the kernel's loop: the engine's `start_run` creates the run's
+task there, `launch` adds the task that feeds the widget, and a `RunRegistry` keeps strong
+references to both (re-running a cell stops that cell's previous run).
+`RunHandle.cancel()` is thread-safe (`loop.call_soon_threadsafe`) because a Stop click can arrive on
+a kernel subshell thread. `await handle` in a later cell gives the `RunResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Generator, Mapping
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage
+
+from ..engine import ApprovalDecision, Run
+from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
+from ..loops import running_loop, wait_on
+from ..result import RunResult
+from ..transcript import Transcript
+from ..usage import LiveStatus
+from .launch import LaunchSpec, start
+from .registry import RunRegistry
+from .widget.widget import AgentWidget
+
+REPLACED = "replaced by a newer run: this one was stopped"
+"""What a replaced run's view says (a re-run cell, or `show()` again with the same `key=`)."""
+
+
+class RunHandle:
+    """What `%%agent -o NAME` binds: awaitable, cancellable from any thread, readable while running.
+
+    It wraps the engine's `Run` (which owns the run's task) and a consumer task that feeds the
+    widget. `cancel()` stops the run; the consumer then drains the run's final events, so the
+    widget always shows `stopped` with the partial answer kept.
+    """
+
+    def __init__(self, run: Run, *, widget: AgentWidget | None, loop: asyncio.AbstractEventLoop) -> None:
+        self.run = run
+        self.run_id = run.run_id
+        self.widget = widget
+        self.loop = loop
+        self.task: asyncio.Task[None] | None = None
+        self.superseded = False
+        """Whether a newer run from the same place replaced (and stopped) this one."""
+        self._watchers: list[Callable[[Event], None]] = []
+
+    # ---- reading ---------------------------------------------------------------------------
+    @property
+    def status(self) -> LiveStatus:
+        """`running` until the run ends, then the `RunResult.status`."""
+        return self.run.status
+
+    @property
+    def done(self) -> bool:
+        return self.run.done()
+
+    def result(self) -> RunResult:
+        """The finished run's result; raises if it is still running (use `await handle`)."""
+        result = self.run.result
+        if result is None:
+            raise RuntimeError("the run is still going; `await` the handle or check `.status`")
+        return result
+
+    @property
+    def transcript(self) -> Transcript:
+        """The run as every view shows it (the engine's one reducer), live."""
+        return self.run.transcript
+
+    @property
+    def results(self) -> Mapping[str, Any]:
+        """Slot values so far (all of them once the run ended)."""
+        result = self.run.result
+        return result.results if result is not None else self.run.transcript.results
+
+    @property
+    def answer(self) -> Any:
+        """The last slot's value; after a stop (or while running) the answer text shown so far.
+
+        Mid-run this is the text the view shows as the answer: narration the engine retracted (text
+        the model streamed before it went on to call tools) is not part of it.
+        """
+        result = self.run.result
+        if result is not None:
+            if result.answer is not None or not result.partial:
+                return result.answer
+            return list(result.partial.values())[-1]
+        return self.partial
+
+    @property
+    def partial(self) -> str | None:
+        """The answer text of the slot streaming now (or that streamed last), or `None` before any."""
+        partial = self.run.transcript.partial
+        return list(partial.values())[-1] if partial else None
+
+    @property
+    def usage(self) -> Usage:
+        """Totals so far (the whole run's once it ended)."""
+        result = self.run.result
+        if result is not None:
+            return result.usage
+        return self.run.transcript.usage
+
+    @property
+    def messages(self) -> tuple[ModelMessage, ...]:
+        return self.result().messages
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.result().warnings
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        return self.result().to_openai()
+
+    def to_json(self) -> str:
+        return self.result().to_json()
+
+    # ---- control ---------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the run. Safe from any thread (Stop clicks may arrive on a kernel subshell thread)."""
+        self.run.cancel()
+
+    def supersede(self) -> None:
+        """Stop the run because a newer run from the same cell or `key=` replaced it; its view says so.
+
+        `RunRegistry.add` calls it where the newer run starts; from another loop's thread (a cell re-run
+        in a kernel subshell) the work is passed to this run's own loop, which owns its view.
+        """
+        if self.done or self.loop.is_closed():
+            return
+        if running_loop() is not self.loop:
+            self.loop.call_soon_threadsafe(self.supersede)
+            return
+        self.superseded = True
+        self._show(RunWarning(run_id=self.run_id, slot=None, message=REPLACED))
+        self.cancel()
+
+    def __await__(self) -> Generator[Any, None, RunResult]:
+        return self._wait().__await__()
+
+    async def _wait(self) -> RunResult:
+        result = self.run.result
+        if result is not None and (self.task is None or self.task.done()):
+            return result  # ended and shown: no loop needed (its own may have stopped since)
+        return await wait_on(self.loop, self._wait_here, what="this run")
+
+    async def _wait_here(self) -> RunResult:
+        result = await self.run.wait()
+        if self.task is not None:
+            await asyncio.shield(self.task)  # the widget has shown the end too
+        return result
+
+    def watch(self, fn: Callable[[Event], None]) -> None:
+        """Call `fn(event)` for every later event (printers, tests)."""
+        self._watchers.append(fn)
+
+    def __repr__(self) -> str:
+        return f"<agentcell run {self.run_id} status={self.status!r}>"
+
+    # ---- the consumer task -----------------------------------------------------------------
+    async def consume(self) -> None:
+        """Feed every event to the widget and watchers; the one boundary where a person watches.
+
+        The events are fed synchronously as the run emits them (`Run.listen`): no task switch and no
+        wake-up per streamed token. This task only waits for the end, so cancelling it (e.g. the kernel
+        shuts down) still stops the run.
+        """
+        ended: asyncio.Future[None] = self.loop.create_future()
+
+        def show(event: Event) -> None:
+            if ended.done():
+                return
+            try:
+                self._show(event)
+            except Exception as exc:  # a bug in a consumer must not leave the run going unseen
+                self.run.unlisten(show)
+                ended.set_exception(exc)
+                self.run.cancel()
+                if self.widget is not None:
+                    self.widget.fail(f"agentcell could not show this run: {type(exc).__name__}: {exc}")
+                return
+            if isinstance(event, ProcessingComplete):
+                ended.set_result(None)
+
+        self.run.listen(show)
+        try:
+            await ended
+        except asyncio.CancelledError:
+            self.run.cancel()  # the consumer was cancelled (e.g. the kernel shuts down): stop the run too
+            raise
+        finally:
+            self.run.unlisten(show)
+
+    def _show(self, event: Event) -> None:
+        if self.widget is not None:
+            self.widget.apply(event)
+        for fn in self._watchers:
+            fn(event)
+
+
+def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation: object = None) -> RunHandle:
+    """Start the run as a task on the running loop (the kernel's) and return its handle at once.
+
+    With a `registry`, the run is kept there and replaces the runs `spec.key` started before (those of
+    the same `generation`, one execution of a cell, are left alone; see `RunRegistry.add`).
+
+    Raises (before any model call) whatever the engine's `start_run` raises: template, tool and
+    model configuration errors.
+    """
+    loop = asyncio.get_running_loop()
+    provenance = {"template_sha256": spec.template.sha256, "template_name": spec.template.name}
+    view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance)
+    approvals = WidgetApprovals(loop) if view is not None else None
+    run = start(spec, approve=approvals)
+    handle = RunHandle(run, widget=view, loop=loop)
+    if view is not None:
+        assert approvals is not None
+        view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve)
+    handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
+    if registry is not None:
+        registry.add(handle, place=spec.key, generation=generation)
+    return handle
+
+
+class WidgetApprovals:
+    """The `approve=` callback behind the widget's Approve / Deny buttons.
+
+    Each request waits on a future that a button click resolves; a Stop cancels the waiting task and
+    with it the future, so a stopped run never hangs on an unanswered approval.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
+
+    async def __call__(self, request: ApprovalRequested) -> ApprovalDecision:
+        future: asyncio.Future[ApprovalDecision] = self._loop.create_future()
+        self._pending[request.call_id] = future
+        try:
+            return await future
+        finally:
+            self._pending.pop(request.call_id, None)
+
+    def resolve(self, call_id: str, approved: bool, reason: str | None) -> None:
+        """A click: settle the waiting request (unknown or already settled ids are ignored)."""
+        future = self._pending.get(call_id)
+        if future is not None and not future.done():
+            future.set_result(ApprovalDecision(approved=approved, reason=reason or None))

@@ -1,0 +1,111 @@
+"""From a `%%agent --over EXPR` cell to a running `Batch` and its widget.
+
+`batch_spec` compiles the cell once and builds the per-row `RunOptions` the same way a single run's
+are built (`launch.build_spec`: model, tools, budgets, cassettes), except that the template's
+variables may come from the rows: the namespace and `--context` are every row's base, and each row
+adds its own fields. `launch_batch` starts the batch on the running loop, shows its widget and keeps
+a strong reference in the shell's `RunRegistry` (re-running the cell stops the previous batch;
+`%agent stop` stops it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ...batch import Batch, BatchError, BatchOptions, start_batch
+from ..launch import LaunchSpec
+from ..registry import RunRegistry
+from ..widget.batch_view import BatchWidget
+from .batch_args import over_value
+from .cell import build_spec, compile_cell
+from .notebook import namespace_snapshot
+
+
+def batch_spec(cell: str, *, user_ns: Mapping[str, Any], hidden: Mapping[str, Any] | None = None,
+               context: Mapping[str, Any] | None = None, **spec: Any) -> LaunchSpec:
+    """`build_spec` for a batch cell: variables the namespace lacks are left to the rows (checked per row)."""
+    template = compile_cell(cell, include_paths=spec.get("include_paths", ()), types=spec.get("types", ()))
+    base = {**namespace_snapshot(user_ns, hidden), **(context or {})}
+    holes = dict.fromkeys((v for v in template.variables if v not in base), None)
+    built = build_spec(cell, user_ns=user_ns, hidden=hidden, context={**(context or {}), **holes}, **spec)
+    return replace(built, options=replace(built.options, context=base))
+
+
+def dask_client(engine: str) -> Any:
+    """The asynchronous `distributed.Client` `--engine dask` runs on (the default client of this kernel)."""
+    if engine != "dask":
+        return None
+    try:
+        from distributed import default_client
+    except ImportError:
+        raise BatchError("--engine dask needs the dask extra: pip install 'agentcell[dask]'") from None
+    try:
+        client = default_client()  # type: ignore[no-untyped-call]
+    except ValueError:
+        raise BatchError(
+            "--engine dask found no Dask client; create one in a cell first: "
+            "`from distributed import Client; client = await Client(asynchronous=True)` (a local cluster) or "
+            "`await Client('tcp://scheduler:8786', asynchronous=True)`"
+        ) from None
+    return client
+
+
+def launch_batch(
+    spec: LaunchSpec,
+    over: Any,
+    settings: BatchOptions,
+    *,
+    max_rows: int | None = None,
+    engine: str = "kernel",
+    registry: RunRegistry | None = None,
+) -> Batch:
+    """Start the batch a cell describes and show its widget (unless `--quiet`); returns the `Batch`."""
+    batch = start_batch(spec.template, over, spec.options, settings, max_rows=max_rows, client=dask_client(engine))
+    if not spec.quiet:
+        batch.view = BatchWidget(batch)
+        batch.view.show()
+    if registry is not None:
+        registry.add(batch, place=spec.key)
+    return batch
+
+
+def launch_from_cell(
+    args: Any, spec: Callable[[], LaunchSpec], evaluate: Callable[[str], Any], registry: RunRegistry
+) -> tuple[LaunchSpec, Batch]:
+    """What `%%agent --over` does with its parsed line: check the flags, build the spec, start the batch.
+
+    `spec()` builds the cell's spec (the magic's own flag handling, with `batch_spec`); `evaluate`
+    evaluates `--over` in the notebook. Raises agentcell errors (the magic turns them into one line).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise BatchError("--over runs rows on the notebook's event loop; from a script use "
+                         "`asyncio.run(agentcell.map(...).wait())`") from None
+    for flag in ("concurrency", "max_rows"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise BatchError(f"--{flag.replace('_', '-')} must be a positive whole number, got {value}")
+    over = over_value(args.over, evaluate)
+    settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep, resume=args.resume)
+    built = spec()
+    if built.record or built.replay:
+        raise BatchError("--record and --replay follow one run's requests in order; a batch runs many rows at "
+                         "once: record a single row with %%agent instead")
+    if built.options.approve_writes:  # --approve writes, or `%agent config approve=writes`
+        raise BatchError("--approve writes waits for a click before each call, which a batch of rows cannot do; "
+                         "mark the tools @readonly, or pass approve= to agentcell.map from Python")
+    return built, launch_batch(built, over, settings, max_rows=args.max_rows, engine=args.engine, registry=registry)
+
+
+async def wait_batch(batch: Batch) -> Any:
+    """`%%agent --over X --wait`: the cell waits for every row; Kernel → Interrupt stops the batch."""
+    try:
+        return await batch
+    except asyncio.CancelledError:
+        batch.cancel()
+        await asyncio.shield(batch.wait())
+        raise

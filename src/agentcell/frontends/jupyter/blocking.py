@@ -1,0 +1,73 @@
+"""`%%agent --wait` as a top-level `await`, and the opt-in Kernel → Interrupt hook.
+
+A cell magic cannot be awaited, so an input transformer rewrites a `%%agent … --wait` cell into
+`await <AgentMagics>.agent_wait(line, cell)` before IPython looks for magics. IPython then runs the
+cell as a coroutine on the kernel's loop: Run All, nbclient and papermill wait for the run; the
+Stop button reaches Python there on ipykernel >= 7.4 (comms dispatched while a cell awaits), and
+Kernel → Interrupt cancels the awaiting cell — and through it the run — on every version.
+
+The interrupt hook uses ipykernel's `saved_sigint_handler` (restored after every shell message, so
+it is the handler in force while the kernel is idle): with it, Interrupt also stops background runs.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..registry import RunRegistry
+
+_WAIT_CELL = re.compile(r"^%%agent\b(?P<line>[^\n]*)\n?", re.ASCII)
+_WAIT_FLAG = re.compile(r"(?:^|\s)--wait(?:\s|$)")
+
+
+def wait_transformer(lines: list[str]) -> list[str]:
+    """Rewrite a `%%agent … --wait` cell into a top-level await; leave every other cell alone."""
+    if not lines:
+        return lines
+    match = _WAIT_CELL.match(lines[0])
+    if match is None or _WAIT_FLAG.search(match.group("line")) is None:
+        return lines
+    line = match.group("line").strip()
+    cell = "".join(lines[1:])
+    call = f"get_ipython().magics_manager.registry['AgentMagics'].agent_wait({line!r}, {cell!r})"
+    return [f"await {call}\n"]
+
+
+def install_transformer(ipython: Any) -> None:
+    """Add the transformer once (before IPython's own cell-magic handling)."""
+    cleanup = ipython.input_transformers_cleanup
+    if wait_transformer not in cleanup:
+        cleanup.append(wait_transformer)
+
+
+def remove_transformer(ipython: Any) -> None:
+    cleanup = ipython.input_transformers_cleanup
+    while wait_transformer in cleanup:
+        cleanup.remove(wait_transformer)
+
+
+def install_interrupt_hook(ipython: Any, registry: RunRegistry, *, enabled: bool) -> bool:
+    """Make Kernel → Interrupt stop background runs while the kernel is idle (ipykernel only).
+
+    Returns whether a hook is now installed. Outside ipykernel (terminal IPython) Ctrl-C already
+    stops the run running in the cell, so nothing is installed.
+    """
+    kernel = getattr(ipython, "kernel", None)
+    if kernel is None or not hasattr(kernel, "saved_sigint_handler"):
+        return False
+    if not enabled:
+        kernel.saved_sigint_handler = signal.SIG_IGN
+        return False
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        # A Python signal handler runs between bytecodes while the loop may sit in select():
+        # call_soon_threadsafe writes to the loop's self-pipe, so the cancel happens at once.
+        for handle in list(registry.runs.values()):
+            if not handle.done:
+                handle.loop.call_soon_threadsafe(handle.cancel)
+
+    kernel.saved_sigint_handler = on_interrupt
+    return True

@@ -1,0 +1,151 @@
+"""`show()`: a run started from Python, shown live where the call was made; and `stop_all()`.
+
+`%%agent` keeps its runs in the magic's registry, keyed by the front end's cell id. Runs started
+with `show()` live in `PYTHON_RUNS` (there is no shell object in marimo or a script to hang them
+on), and their *place* decides which earlier run a new one replaces:
+
+* `key=` given: that key (a string), or the place of the earlier run whose widget is passed;
+* else the place the front end running the call gives (`FrontEnd.here`, asked in `FRONT_ENDS`
+  order): the running marimo cell, the executing Jupyter cell, or in plain Python a place of its own
+  (the run replaces nothing, and only `show(key=its_widget)` replaces it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.usage import UsageLimits
+
+from ..errors import NoEventLoop
+from ..journal import JournalOption
+from ..options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
+from ..result import RunResult
+from ..template.program import Template
+from .base import FrontEnd, Place
+from .handle import launch
+from .jupyter.front import JUPYTER
+from .launch import LaunchSpec
+from .marimo import MARIMO
+from .python import PYTHON
+from .registry import PYTHON_RUNS, LiveRun
+from .widget.widget import AgentWidget
+
+FRONT_ENDS: tuple[FrontEnd, ...] = (MARIMO, JUPYTER, PYTHON)
+"""The front ends a `show()` call may come from, asked in this order (`PYTHON` answers always)."""
+
+_places: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""A `show()` widget → the place its run was started from (so `key=widget` replaces that place)."""
+
+
+def place_of_call(key: str | AgentWidget | None = None) -> tuple[FrontEnd, Place]:
+    """The front end running a `show()` call made now, and the call's place (see the module docstring)."""
+    for front in FRONT_ENDS:
+        here = front.here()
+        if here is not None:
+            break
+    else:  # PYTHON always answers
+        raise AssertionError("no front end answered")
+    if isinstance(key, str):
+        return front, replace(here, key=f"key:{key}", generation=None)
+    if key is not None:
+        return front, replace(here, key=_places.get(key) or f"view:{id(key)}", generation=None)
+    return front, here
+
+
+def stop_all() -> list[LiveRun]:
+    """Stop every run started with `show()` and, in IPython, every `%%agent` run; returns those asked to stop.
+
+    Safe from any thread. The returned handles are awaitable: `await asyncio.gather(*stop_all())` waits
+    until each has ended (its view then shows `stopped`).
+    """
+    stopped = PYTHON_RUNS.stop_all()
+    shell = None
+    if "IPython" in sys.modules:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    magics = shell.magics_manager.registry.get("AgentMagics") if shell is not None else None
+    if magics is not None:
+        stopped += magics.registry.stop_all()
+    return stopped
+
+
+def show(
+    template: Template | str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    model: str | Model | None = None,
+    tools: Sequence[ToolLike] = (),
+    dispatch: Dispatch | None = None,
+    deps: Any = None,
+    deps_type: type[Any] = NO_DEPS,
+    limits: UsageLimits | None = None,
+    approve_writes: bool = False,
+    history: Sequence[ModelMessage] | None = None,
+    run_id: str | None = None,
+    context_window: int | None = None,
+    compaction: Compaction | None = DEFAULT_COMPACTION,
+    journal: JournalOption = None,
+    resume_from: RunResult | None = None,
+    now: datetime | None = None,
+    key: str | AgentWidget | None = None,
+) -> AgentWidget:
+    """Start a run on the running loop and return its live widget (marimo, Jupyter, Python inside a loop).
+
+    The keywords are `RunOptions`' fields except `approve` (the widget's Approve / Deny buttons
+    answer), then `key`. A run replaces the one started before from the same place: the same marimo
+    or Jupyter cell, or the same `key` (a string, or the widget of the run to replace); the replaced
+    run is stopped and its view says so. Elsewhere nothing is replaced (`stop_all()` stops every run).
+
+    Raises:
+        NoEventLoop: no event loop runs here (a plain script): use `complete()` there.
+    """
+    from ..template import compile_template
+
+    _require_loop()
+    options = RunOptions(
+        context=context,
+        model=model,
+        tools=tools,
+        dispatch=dispatch,
+        deps=deps,
+        deps_type=deps_type,
+        limits=limits,
+        approve_writes=approve_writes,
+        history=history,
+        run_id=run_id,
+        context_window=context_window,
+        compaction=compaction,
+        journal=journal,
+        resume_from=resume_from,
+        now=now,
+    )
+    compiled = compile_template(template) if isinstance(template, str) else template
+    return _show(LaunchSpec(template=compiled, options=options, hints="python"), key=key)
+
+
+def _show(spec: LaunchSpec, *, key: str | AgentWidget | None) -> AgentWidget:
+    front, place = place_of_call(key)
+    handle = launch(replace(spec, key=place.key), registry=PYTHON_RUNS, generation=place.generation)
+    assert handle.widget is not None
+    _places[handle.widget] = place.key
+    front.keep(handle, handle.widget, place)
+    return handle.widget
+
+
+def _require_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise NoEventLoop(
+            "show() needs a running event loop (a Jupyter or marimo notebook, or async code); "
+            "in a script use `result = agentcell.complete(...)`"
+        ) from None
