@@ -114,3 +114,33 @@ def test_placeholders_and_short_values_are_not_secrets() -> None:
 )
 def test_the_end_of_a_delta_is_held_when_it_could_begin_the_key(text: str, held: int) -> None:
     assert KnownSecrets([KEY]).tail(text) == held
+
+
+def test_a_key_split_across_deltas_of_interleaved_streams_is_masked() -> None:
+    """Two streams of one run interleave (a guard's thinking beside a slot's answer): each holds back
+    its own end, so a key cut across one stream's deltas is masked though the other's came between."""
+    from types import SimpleNamespace
+
+    from agentcell.engine.eventlog import EventLog
+    from agentcell.engine.setup import _Sink
+    from agentcell.events import ProcessingComplete, ThinkingDelta, TokenDelta
+    from agentcell.result import RunResult
+
+    log = EventLog()
+    sink = _Sink(log, "r1")
+    sink.state = SimpleNamespace(secrets=KnownSecrets([KEY]))  # type: ignore[assignment]
+    cut = len(KEY) // 2
+    for event in [
+        TokenDelta(run_id="r1", slot="answer", text=f"key: {KEY[:cut]}", round=1),
+        ThinkingDelta(run_id="r1", slot="guard", text=f"it is {KEY[:3]}", round=1),
+        TokenDelta(run_id="r1", slot="answer", text=f"{KEY[cut:]} done", round=1),
+        ThinkingDelta(run_id="r1", slot="guard", text="xx, no key", round=1),
+    ]:
+        sink._deliver(event)
+    sink._deliver(ProcessingComplete(run_id="r1", status="completed", result=RunResult(run_id="r1", status="completed")))
+    texts = {(e.kind, e.slot): "" for e in log.events if e.kind.endswith("_delta")}
+    for e in log.events:
+        if e.kind.endswith("_delta"):
+            texts[e.kind, e.slot] += e.text
+    assert texts == {("token_delta", "answer"): "key: *** done", ("thinking_delta", "guard"): f"it is {KEY[:3]}xx, no key"}
+    assert log.events[-1].kind == "processing_complete"

@@ -282,8 +282,9 @@ class _Sink:
         self.state: RunState | None = None
         self._scrubbed = 0
         self._ended = False
-        self._held: TokenDelta | ThinkingDelta | None = None
-        """The end of the last delta, held back because it could begin one of the run's credentials."""
+        self._held: dict[tuple[str, str, int], TokenDelta | ThinkingDelta] = {}
+        """Per stream (kind, slot, round): the end of its last delta, held back because it could begin one of
+        the run's credentials (streams interleave: a guard's thinking beside a slot's answer)."""
         self.text = TextCoalescer(run_id, self._deliver)
 
     def emit(self, event: Event) -> None:
@@ -304,9 +305,10 @@ class _Sink:
                 if masked is None:
                     return
                 event = masked
-            elif self._held is not None:
-                held, self._held = self._held, None
-                self._put(held)
+            elif self._held:
+                held, self._held = self._held, {}
+                for delta in held.values():  # any other event: what was held is not the start of a key
+                    self._put(delta)
         self._put(event)
 
     def _masked_delta(
@@ -314,17 +316,12 @@ class _Sink:
     ) -> TokenDelta | ThinkingDelta | None:
         """`event` with the run's credentials masked, after the text held back from the delta before it;
         its end held back in turn when it could begin a credential (`None`: all of it is held)."""
-        held, self._held = self._held, None
-        text = event.text
-        if held is not None:
-            if (type(held), held.slot, held.round) == (type(event), event.slot, event.round):
-                text = held.text + text
-            else:
-                self._put(held)  # another stream: what was held is not the start of a key in this one
-        masked = secrets.mask(text)
+        stream = (event.kind, event.slot, event.round)
+        held = self._held.pop(stream, None)
+        masked = secrets.mask(event.text if held is None else held.text + event.text)
         keep = secrets.tail(masked)
         if keep:
-            self._held = replace(event, text=masked[-keep:])
+            self._held[stream] = replace(event, text=masked[-keep:])
             masked = masked[:-keep]
         if not masked:
             return None
