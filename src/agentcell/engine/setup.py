@@ -9,28 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingDelta, TokenDelta
 from ..events.json import needs_scrub, scrub_event
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
-from ..options import (
-    DEFAULT_COMPACTION,
-    NO_DEPS,
-    ApproveCallback,
-    Compaction,
-    Dispatch,
-    RunOptions,
-    ToolLike,
-)
+from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
 from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
@@ -74,26 +64,8 @@ class _Setup:
     """The slots' pydantic-ai agents, built once per slot shape for every run started from this setup."""
 
 
-def start_run(
-    template: Template | str,
-    *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
-) -> Run:
+@option_keywords
+def start_run(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> Run:
     """Check everything that can be checked, then start the run as a task on the running loop.
 
     The keywords are `RunOptions`' fields (see there for each). Long-run options: `context_window`
@@ -105,27 +77,10 @@ def start_run(
     whose functions `dispatch` maps by name.
 
     Raises (before any model call): `TemplateSyntaxError`/`UndefinedVariableError`,
-    `ToolDefinitionError`, `ModelConfigError`, or `AgentcellError` when no event loop is running.
+    `ToolDefinitionError`, `ModelConfigError`, or `AgentcellError` when no event loop is running;
+    `TypeError` for a keyword that is not an option.
     """
-    options = RunOptions(
-        context=context,
-        model=model,
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    return start(template, options)
+    return start(template, options_for(start_run, options))
 
 
 def start(template: Template | str, options: RunOptions) -> Run:
