@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -33,6 +34,14 @@ SKIP_ENV = "AGENTCELL_SKIP_REAL_MODEL"
 
 SERVER_ARGS = ("--n_ctx", "4096", "--n_threads", "2")
 """The flags every test server gets; see docs/real-model-server.md for each."""
+
+ARGS_ENV = "AGENTCELL_LLAMA_SERVER_ARGS"
+"""Extra server flags, shell-quoted (e.g. `--n_batch 1` on a CPU whose build crashes on batched prompts)."""
+
+SERVER_ENV = {"PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+"""Unbuffered: the server reports disconnects with print(), which would otherwise sit in a buffer until exit.
+Passive OpenMP waits: llama.cpp's threads otherwise spin at every barrier, and on two cores shared with the
+kernel and the tests a spinning thread holds the core its partner needs (about 15x slower, measured)."""
 
 READY_GUARD_S = 180.0
 """A hang guard for the server's start (a cold machine reads the 98 MB model first), not a measured time."""
@@ -135,11 +144,10 @@ def start(log_path: Path, *, extra_args: tuple[str, ...] = ()) -> LlamaServer:
         port = free_port()
         log = log_path.open("wb")
         argv = [str(exe), "-m", "llama_cpp.server", "--model", str(model_path), "--host", "127.0.0.1",
-                "--port", str(port), *SERVER_ARGS, *extra_args]  # fmt: skip
+                "--port", str(port), *SERVER_ARGS, *shlex.split(os.environ.get(ARGS_ENV, "")), *extra_args]  # fmt: skip
         log.write(f"$ {' '.join(argv)}\n".encode())
         log.flush()
-        # Unbuffered: the server reports disconnects with print(), which would otherwise sit in a buffer.
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **SERVER_ENV}
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         server = LlamaServer(port, model_path, log_path, process, log)
         deadline = time.monotonic() + READY_GUARD_S

@@ -39,7 +39,9 @@ def test_a_plain_cell_streams_and_completes(kernel: KernelSession, server: Llama
     status, answer = kernel.run("print(run.status); print(repr(run.answer))").strip().split("\n", 1)
     assert status == "completed"
     assert eval(answer).strip() == kernel.streamed_text(comm).strip() != ""
-    assert server.log_since(mark).count("POST /v1/chat/completions HTTP/1.1") == 1
+    log = server.log_since(mark)
+    assert log.count("POST /v1/chat/completions HTTP/1.1") == 1
+    assert "Disconnected from client" not in log  # a finished stream is not a disconnect (cf. the Stop test)
 
 
 def test_stop_mid_stream_closes_the_request_at_the_server(kernel: KernelSession, server: LlamaServer) -> None:
@@ -57,6 +59,7 @@ def test_stop_mid_stream_closes_the_request_at_the_server(kernel: KernelSession,
     kernel.wait_until(
         lambda: "Disconnected from client" in server.log_since(mark), timeout=STOP_GUARD_S, what="server disconnect"
     )
-    status, partial = kernel.run("print(run2.status); print(repr(run2.answer or ''))").strip().split("\n", 1)
+    status, partial = kernel.run("print(run2.status); print(repr(run2.answer))").strip().split("\n", 1)
     assert status == "stopped"
+    assert eval(partial).strip() and kernel.streamed_text(comm).startswith(eval(partial).strip()[:20])
     assert server.alive()
