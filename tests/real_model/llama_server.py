@@ -127,11 +127,12 @@ class LlamaServer:
         self._log.close()
 
 
-def _models_ready(port: int) -> bool:
+def _serves(port: int, model_path: Path) -> bool:
+    """Whether `/v1/models` on the port answers with this model (so not some other server that took the port)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as response:
-            return response.status == 200 and bool(json.load(response).get("data"))
-    except (OSError, urllib.error.URLError, ValueError):
+            return [m.get("id") for m in json.load(response).get("data", [])] == [str(model_path)]
+    except (OSError, urllib.error.URLError, ValueError, AttributeError):
         return False
 
 
@@ -152,7 +153,7 @@ def start(log_path: Path, *, extra_args: tuple[str, ...] = ()) -> LlamaServer:
         server = LlamaServer(port, model_path, log_path, process, log)
         deadline = time.monotonic() + READY_GUARD_S
         while time.monotonic() < deadline:
-            if _models_ready(port):
+            if _serves(port, model_path):
                 return server
             try:
                 process.wait(timeout=0.2)  # the pause between polls, cut short if the server dies
