@@ -21,6 +21,7 @@ from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingD
 from ..events.json import needs_scrub, scrub_event
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
+from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
 from ..template.program import Template
@@ -236,6 +237,9 @@ class _Sink:
         self.state: RunState | None = None
         self._scrubbed = 0
         self._ended = False
+        self._held: dict[tuple[str, str, int], TokenDelta | ThinkingDelta] = {}
+        """Per stream (kind, slot, round): the end of its last delta, held back because it could begin one of
+        the run's credentials (streams interleave: a guard's thinking beside a slot's answer)."""
         self.text = TextCoalescer(run_id, self._deliver)
 
     def emit(self, event: Event) -> None:
@@ -249,6 +253,36 @@ class _Sink:
         self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
+        secrets = None if self.state is None else self.state.secrets
+        if secrets:  # the run's credentials never reach a store: masked here, a key split across deltas too
+            if isinstance(event, TokenDelta | ThinkingDelta):
+                masked = self._masked_delta(event, secrets)
+                if masked is None:
+                    return
+                event = masked
+            elif self._held:
+                held, self._held = self._held, {}
+                for delta in held.values():  # any other event: what was held is not the start of a key
+                    self._put(delta)
+        self._put(event)
+
+    def _masked_delta(
+        self, event: TokenDelta | ThinkingDelta, secrets: KnownSecrets
+    ) -> TokenDelta | ThinkingDelta | None:
+        """`event` with the run's credentials masked, after the text held back from the delta before it;
+        its end held back in turn when it could begin a credential (`None`: all of it is held)."""
+        stream = (event.kind, event.slot, event.round)
+        held = self._held.pop(stream, None)
+        masked = secrets.mask(event.text if held is None else held.text + event.text)
+        keep = secrets.tail(masked)
+        if keep:
+            self._held[stream] = replace(event, text=masked[-keep:])
+            masked = masked[:-keep]
+        if not masked:
+            return None
+        return event if masked is event.text else replace(event, text=masked)
+
+    def _put(self, event: Event) -> None:
         if self._ended:
             return
         self._ended = isinstance(event, ProcessingComplete)

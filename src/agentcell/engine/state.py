@@ -18,6 +18,7 @@ from ..events import Event, RunStatus, RunWarning, ThinkingDelta, TokenDelta, Us
 from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
+from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel
 from .agents import SlotAgents
 from .coalesce import TextCoalescer
@@ -117,6 +118,9 @@ class RunState:
     """What `emit_text` feeds, for a slot to watch its merges (`ShownText` keeps the merged strings)."""
     agents: SlotAgents = field(default_factory=SlotAgents)
     """The slots' pydantic-ai agents, shared with every run of the same prepared setup (`agents.py`)."""
+    secrets: KnownSecrets = field(default_factory=KnownSecrets)
+    """The credentials of the run's models (each slot adds its model's), masked in the run's own text:
+    the responses' parts (`slotmodel.py`), the answers, the streamed deltas (`setup.py`'s sink)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""
