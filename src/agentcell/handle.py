@@ -25,7 +25,7 @@ from .events import ApprovalRequested, Event, ProcessingComplete, RunStatus, Run
 from .journal import JournalOption
 from .launch import LaunchSpec, start
 from .loops import running_loop, wait_on
-from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
+from .options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike, ToolsetLike
 from .registry import RunRegistry
 from .result import RunResult
 from .template.program import Template
@@ -266,6 +266,7 @@ def show(
     model: str | Model | None = None,
     tools: Sequence[ToolLike] = (),
     dispatch: Dispatch | None = None,
+    toolsets: Sequence[ToolsetLike] = (),
     deps: Any = None,
     deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
@@ -297,6 +298,7 @@ def show(
         model=model,
         tools=tools,
         dispatch=dispatch,
+        toolsets=toolsets,
         deps=deps,
         deps_type=deps_type,
         limits=limits,

@@ -6,7 +6,7 @@ if one of them lists a keyword `RunOptions` does not have, or misses one); `Laun
 and the `%%agent` magic builds it through `launch.build_spec`.
 
 The types the options are made of live here too, below the engine, so every layer can name them:
-`ToolLike`/`Dispatch`, `ApprovalDecision`/`ApproveCallback` and `Compaction`. The default budget
+`ToolLike`/`Dispatch`/`ToolsetLike`, `ApprovalDecision`/`ApproveCallback` and `Compaction`. The default budget
 ceilings are `usage.MAX_REQUESTS`, `MAX_TOOL_CALLS` and `MAX_OUTPUT_TOKENS`, beside `Limits` (which
 events and results carry, and this module imports them); `limits=None` means exactly those.
 """
@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic_ai import Tool
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from .events import ApprovalRequested
@@ -33,6 +34,9 @@ ToolLike: TypeAlias = Callable[..., Any] | Tool[Any] | Mapping[str, Any]
 
 Dispatch: TypeAlias = Mapping[str, Callable[..., Any]]
 """Tool name → the function that runs an OpenAI-style declaration."""
+
+ToolsetLike: TypeAlias = AbstractToolset[Any]
+"""Any pydantic-ai toolset: a `FunctionToolset`, an MCP server, an `AbstractToolset` of your own."""
 
 NO_DEPS: type[Any] = type(None)
 """The default `deps_type`: tools take no dependencies."""
@@ -87,6 +91,9 @@ class RunOptions:
     """Callables, `pydantic_ai.Tool` objects and OpenAI-style declarations the slots may call."""
     dispatch: Dispatch | None = None
     """Tool name → function, for the OpenAI-style declarations in `tools`."""
+    toolsets: Sequence[ToolsetLike] = ()
+    """pydantic-ai toolsets whose tools the slots may call beside `tools` (an MCP server, a `FunctionToolset`, ...);
+    their calls are shown, cached, timed out and approved like those of `tools`."""
     deps: Any = None
     """The value tools receive as `RunContext.deps`."""
     deps_type: type[Any] = NO_DEPS

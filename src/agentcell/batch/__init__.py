@@ -22,7 +22,16 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ..journal import JournalOption
-from ..options import DEFAULT_COMPACTION, NO_DEPS, ApproveCallback, Compaction, Dispatch, RunOptions, ToolLike
+from ..options import (
+    DEFAULT_COMPACTION,
+    NO_DEPS,
+    ApproveCallback,
+    Compaction,
+    Dispatch,
+    RunOptions,
+    ToolLike,
+    ToolsetLike,
+)
 from ..template.program import Template
 from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
@@ -42,6 +51,7 @@ def map(
     model: str | Model | None = None,
     tools: Sequence[ToolLike] = (),
     dispatch: Dispatch | None = None,
+    toolsets: Sequence[ToolsetLike] = (),
     deps: Any = None,
     deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
@@ -79,6 +89,7 @@ def map(
         model=model,
         tools=tools,
         dispatch=dispatch,
+        toolsets=toolsets,
         deps=deps,
         deps_type=deps_type,
         limits=limits,

@@ -1,9 +1,10 @@
 """Running one slot's tool calls: events, guard joins, the identical-call cache, errors as strings,
 timeouts, `max_calls` and loop detection (SPEC §3.2, §3.3).
 
-The shared agent's own function toolset is wrapped once, when the agent is built, in a toolset that
-finds the run's `SlotCalls` per step and per call (`agents.SlotToolset`), so pydantic-ai still owns
-schemas, argument validation, concurrency (`sequential` tools excepted) and approvals.
+Every toolset of the slot's agent (its own tools and the run's `toolsets=`) is wrapped, per run, in a
+toolset that finds the run's `SlotCalls` per step and per call (`agents.SlotToolset`), so pydantic-ai
+still owns schemas, argument validation, concurrency (`sequential` tools excepted) and approvals. A tool
+of the run's `toolsets=` gets its policy from its definition when it is offered (`toolbox.foreign_policy`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import to_jsonable_python
 
 from ..events import ToolCompleted, ToolStarted
@@ -25,6 +27,7 @@ from ..tools import ToolPolicy
 from .budget import SlotBudget
 from .results import convert_result
 from .state import RunState, SlotEnded
+from .toolbox import foreign_policy, offered_tool
 from .tooltask import Outcome, execute, run_isolated
 
 NUDGE = (
@@ -46,10 +49,24 @@ def _converted(value: Any) -> Outcome:
 class SlotCalls:
     """Per-slot call state; a second slot starts with a fresh one (nothing cached between slots)."""
 
-    def __init__(self, state: RunState, slot: str, policies: Mapping[str, ToolPolicy], budget: SlotBudget) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        slot: str,
+        policies: Mapping[str, ToolPolicy],
+        budget: SlotBudget,
+        *,
+        foreign: bool = False,
+        allowed: frozenset[str] | None = None,
+    ) -> None:
+        """`policies`: the slot's own tools (the registry's). `foreign`: the agent also has the run's `toolsets=`,
+        whose tools are adopted as offered; `allowed`: the slot's `tools=` names, which restrict those too."""
         self._state = state
         self._slot = slot
         self._policies = dict(policies)
+        self._own = frozenset(policies)
+        self._foreign = foreign
+        self._allowed = allowed
         self._budget = budget
         self._cache: dict[str, asyncio.Future[Outcome]] = {}
         self._calls = 0
@@ -66,6 +83,24 @@ class SlotCalls:
         if max_calls is not None and self._calls >= max_calls:
             return False
         return step not in self._tool_free_steps
+
+    def offered(self, tools: dict[str, ToolsetTool[Any]]) -> dict[str, ToolsetTool[Any]]:
+        """The tools pydantic-ai assembled for a step, as the model may see them.
+
+        The slot's own tools pass unchanged. A tool of the run's `toolsets=` gets its policy from its
+        definition (`toolbox.foreign_policy`), so its calls are timed out, guarded and approved like the
+        slot's own; a slot's `tools=` list restricts them as it restricts the registry's."""
+        if not self._foreign:
+            return tools
+        shown: dict[str, ToolsetTool[Any]] = {}
+        for name, tool in tools.items():
+            if name in self._own:
+                shown[name] = tool
+            elif self._allowed is None or name in self._allowed:
+                policy = foreign_policy(tool.tool_def, approve_writes=self._state.approve_writes)
+                self._policies[name] = policy
+                shown[name] = offered_tool(tool, policy)
+        return shown
 
     def poll_guards(self) -> None:
         """Settle guards that already finished (raises `GuardTrip` on a trip)."""

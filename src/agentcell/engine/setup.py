@@ -30,6 +30,7 @@ from ..options import (
     Dispatch,
     RunOptions,
     ToolLike,
+    ToolsetLike,
 )
 from ..result import RunResult
 from ..template.program import Template
@@ -80,6 +81,7 @@ def start_run(
     model: str | Model | None = None,
     tools: Sequence[ToolLike] = (),
     dispatch: Dispatch | None = None,
+    toolsets: Sequence[ToolsetLike] = (),
     deps: Any = None,
     deps_type: type[Any] = NO_DEPS,
     limits: UsageLimits | None = None,
@@ -111,6 +113,7 @@ def start_run(
         model=model,
         tools=tools,
         dispatch=dispatch,
+        toolsets=toolsets,
         deps=deps,
         deps_type=deps_type,
         limits=limits,
@@ -220,6 +223,8 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         model=setup.model,
         ceiling=ceiling_from(options.limits),
         registry=setup.registry,
+        toolsets=tuple(options.toolsets),
+        approve_writes=options.approve_writes,
         guards=Guards(run_id, sink.emit),
         usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
         deps=options.deps,
