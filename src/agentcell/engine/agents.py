@@ -60,6 +60,8 @@ class ToolCalls(Protocol):
 
     def offered(self, tools: dict[str, ToolsetTool[Any]]) -> dict[str, ToolsetTool[Any]]: ...
 
+    def settled(self, results: DeferredToolResults) -> None: ...
+
     async def call(
         self, name: str, args: dict[str, Any], ctx: RunContext[Any], run: Callable[[], Awaitable[Any]]
     ) -> Any: ...
@@ -137,8 +139,13 @@ class _SlotTools(AbstractCapability[Any]):
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
-        approve = _current().approve
-        return None if approve is None else await approve(requests)
+        binding = _current()
+        if binding.approve is None:
+            return None
+        results = await binding.approve(requests)
+        if binding.calls is not None:
+            binding.calls.settled(results)
+        return results
 
 
 def _validate(text: Any) -> Any:

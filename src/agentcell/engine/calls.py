@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ToolFailed
 from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.tools import DeferredToolResults, ToolDenied
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import to_jsonable_python
 
@@ -74,6 +75,8 @@ class SlotCalls:
         self._repeats_by_step: dict[int, int] = {}
         self._last_round: tuple[tuple[str, str], ...] | None = None
         self._repeats = 0
+        self._deferred: dict[str, tuple[str, int]] = {}
+        """Shown calls the toolset deferred from inside (`ApprovalRequired`): call id → (tool, round)."""
 
     def tools_allowed(self, step: int) -> bool:
         """False for the request that must answer: last of `max_iter`, `max_calls` spent, or a loop."""
@@ -128,7 +131,14 @@ class SlotCalls:
             )
         )
         started = time.monotonic()
-        outcome, cached = await self._run(name, args, policy, run)
+        try:
+            outcome, cached = await self._run(name, args, policy, run)
+        except (ApprovalRequired, CallDeferred):
+            # The toolset asked for approval from inside its call (pydantic-ai's `ApprovalRequiredToolset` does):
+            # the call did not run. pydantic-ai calls it again once approved; a denial ends it (`settled`).
+            self._calls -= 1
+            self._deferred[call_id] = (name, step)
+            raise
         self._state.emit(
             ToolCompleted(
                 run_id=self._state.run_id,
@@ -152,6 +162,26 @@ class SlotCalls:
         if outcome.fatal is not None:
             raise SlotEnded("failed", outcome.fatal)
         return self._for_model(outcome, repeated)
+
+    def settled(self, results: DeferredToolResults) -> None:
+        """Approvals were answered: a shown call its toolset deferred and a person denied ends with the reason."""
+        for call_id, answer in results.approvals.items():
+            shown = self._deferred.pop(call_id, None)
+            if shown is None or not isinstance(answer, ToolDenied):
+                continue
+            name, step = shown
+            self._state.emit(
+                ToolCompleted(
+                    run_id=self._state.run_id,
+                    slot=self._slot,
+                    call_id=call_id,
+                    tool_name=name,
+                    ok=False,
+                    result=answer.message,
+                    error=answer.message,
+                    round=step,
+                )
+            )
 
     async def _run(
         self, name: str, args: dict[str, Any], policy: ToolPolicy, run: Callable[[], Awaitable[Any]]
