@@ -15,7 +15,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from .notebook import current_cell_id, namespace_snapshot, notebook_tools
+from .notebook import current_cell_id, namespace_snapshot, notebook_tools, notebook_toolsets
 from .options import NO_DEPS, ApproveCallback, RunOptions
 from .template.program import Template
 from .usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
@@ -85,6 +85,7 @@ def build_spec(
         context=ctx,
         model=cassette_model(model, record=record, replay=replay),
         tools=tuple(notebook_tools(user_ns, tools)),
+        toolsets=tuple(notebook_toolsets(user_ns, tools)),
         deps=deps,
         deps_type=type(deps) if deps is not None else NO_DEPS,
         limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),

@@ -19,6 +19,7 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from agentcell.engine import ApprovalDecision, complete_async, start_run, stream
+from agentcell.errors import RunError, ToolDefinitionError
 from agentcell.events import ApprovalRequested, ToolCompleted
 
 from .conftest import Call, Script, brief, conversation, slot, template
@@ -239,3 +240,22 @@ async def test_approve_writes_asks_for_a_toolsets_tools_unless_marked_readonly()
     assert asked == ["write"]
     assert sorted(conversation(script.requests[1].messages)[-1]) == [("return", "read", "text"),
                                                                      ("return", "write", "written")]
+
+
+@pytest.mark.parametrize("given", [["nope"], [print], FunctionToolset([])], ids=["str", "function", "bare toolset"])
+async def test_what_is_not_a_list_of_toolsets_is_refused_before_any_request(given: Any) -> None:
+    script = Script(["never"])
+    with pytest.raises(ToolDefinitionError, match=r"^toolsets= takes "):
+        await complete_async(template(slot("answer", use_tools=True)), model=script.model, toolsets=given)
+    assert script.requests == []
+
+
+async def test_a_toolsets_tool_named_like_one_of_tools_fails_the_slot_naming_both() -> None:
+    def lookup(q: str) -> str:
+        """Look up."""
+        return q
+
+    script = Script([Call("lookup", {"q": "a"})], ["ok"])
+    with pytest.raises(RunError, match=r"conflicts with existing tool .* 'lookup'"):
+        await complete_async(template(slot("answer", use_tools=True)), model=script.model, tools=[lookup],
+                             toolsets=[FunctionToolset([lookup])])

@@ -47,7 +47,7 @@ from .guard import Guards
 from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
-from .toolbox import ToolRegistry, build_registry
+from .toolbox import ToolRegistry, build_registry, check_toolsets
 
 RESUMABLE: frozenset[str] = frozenset({"stopped", "failed", "budget_exhausted"})
 SCRUB_WARNINGS = 3
@@ -152,6 +152,7 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
     if resume_from is not None:
         history = resume_from.messages[: resume_from.history_length]
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
+    check_toolsets(options.toolsets)
     setup = _Setup(
         template=compiled,
         context=dict(options.context or {}),

@@ -33,6 +33,7 @@ import anyio.to_thread
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.exceptions import ModelRetry, UserError
 from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from ..errors import ToolDefinitionError
@@ -192,6 +193,18 @@ def _schema_check(schema: Mapping[str, Any], ctx: RunContext[Any], /, **args: An
             problems.append(f"argument {key!r} should be {' or '.join(kinds)}, got {type(value).__name__}")
     if problems:
         raise ModelRetry("; ".join(problems))
+
+
+def check_toolsets(toolsets: Sequence[Any]) -> None:
+    """Refuse a `toolsets=` item that is not a pydantic-ai toolset (before any request, naming what it was)."""
+    if isinstance(toolsets, (str, bytes, AbstractToolset)):
+        raise ToolDefinitionError(f"toolsets= takes a list of pydantic-ai toolsets, got {type(toolsets).__name__}")
+    for item in toolsets:
+        if not isinstance(item, AbstractToolset):
+            raise ToolDefinitionError(
+                f"toolsets= takes pydantic-ai toolsets (FunctionToolset, an MCP server, any AbstractToolset); "
+                f"{item!r} is a {type(item).__name__} (a function or Tool goes in tools=)"
+            )
 
 
 def foreign_policy(tool_def: ToolDefinition, *, approve_writes: bool) -> ToolPolicy:
