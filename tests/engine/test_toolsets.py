@@ -259,3 +259,21 @@ async def test_a_toolsets_tool_named_like_one_of_tools_fails_the_slot_naming_bot
     with pytest.raises(RunError, match=r"conflicts with existing tool .* 'lookup'"):
         await complete_async(template(slot("answer", use_tools=True)), model=script.model, tools=[lookup],
                              toolsets=[FunctionToolset([lookup])])
+
+
+async def test_a_repeated_round_of_a_toolsets_tool_gets_the_nudge_and_then_no_tools() -> None:
+    """Loop detection counts a toolset's calls as it counts the run's own tools'."""
+    from agentcell.engine.calls import NUDGE
+
+    def same(messages: object, info: Any) -> list[object]:
+        return [Call("shelf_count", {"shelf": "a"})] if info.function_tools else ["ok"]
+
+    script = Script(same, repeat_last=True)
+    result = await complete_async(template(slot("answer", use_tools=True)), model=script.model, toolsets=[Shelf()])
+    assert result.answer == "ok"
+    assert script.tools_per_request == [["shelf_count"], ["shelf_count"], ["shelf_count"], []]
+    assert [conversation(r.messages)[-1] for r in script.requests[1:]] == [
+        [("return", "shelf_count", "1 books")],
+        [("return", "shelf_count", f"1 books\n\n{NUDGE}")],
+        [("return", "shelf_count", f"1 books\n\n{NUDGE}")],
+    ]
