@@ -277,3 +277,21 @@ async def test_a_repeated_round_of_a_toolsets_tool_gets_the_nudge_and_then_no_to
         [("return", "shelf_count", f"1 books\n\n{NUDGE}")],
         [("return", "shelf_count", f"1 books\n\n{NUDGE}")],
     ]
+
+
+async def test_identical_calls_a_toolset_defers_from_inside_are_each_approved_and_run_once() -> None:
+    ran: list[str] = []
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequested) -> bool:
+        asked.append(request.call_id)
+        return True
+
+    toolset = ApprovalRequiredToolset(FunctionToolset([_delete(ran)]))
+    script = Script([Call("delete_file", {"path": "a"}, id="d1"), Call("delete_file", {"path": "a"}, id="d2")],
+                    ["done"])
+    result = await complete_async(template(slot("answer", use_tools=True)), model=script.model, toolsets=[toolset],
+                                  approve=approve)
+    assert result.status == "completed", result.error
+    assert sorted(asked) == ["d1", "d2"] and ran == ["a"]
+    assert conversation(script.requests[1].messages)[-1] == [("return", "delete_file", "deleted a")] * 2

@@ -198,6 +198,11 @@ class SlotCalls:
         call = execute(name, run, timeout=policy.timeout, convert=_converted)
         try:
             outcome = await run_isolated(name, call, warn=functools.partial(self._state.warn, self._slot))
+        except (ApprovalRequired, CallDeferred) as deferred:  # an identical call waiting on this one is deferred too
+            future.set_exception(deferred)
+            future.exception()  # retrieved: the waiting calls re-raise it, and none may be waiting
+            self._cache.pop(key, None)
+            raise
         except BaseException:
             future.cancel()
             self._cache.pop(key, None)
