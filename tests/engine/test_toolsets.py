@@ -295,3 +295,18 @@ async def test_identical_calls_a_toolset_defers_from_inside_are_each_approved_an
     assert result.status == "completed", result.error
     assert sorted(asked) == ["d1", "d2"] and ran == ["a"]
     assert conversation(script.requests[1].messages)[-1] == [("return", "delete_file", "deleted a")] * 2
+
+
+async def test_an_external_tool_is_not_offered_and_the_run_says_why() -> None:
+    """An external tool's calls go back to whoever runs the agent; a slot cannot answer them, so it is left out
+    with a warning (pydantic-ai's own error would tell the user to change the agent's output types)."""
+    from pydantic_ai.toolsets import ExternalToolset
+
+    script = Script(["ok"])
+    run = start_run(template(slot("answer", use_tools=True)), model=script.model, journal=False,
+                    toolsets=[ExternalToolset([ToolDefinition(name="ext", description="External.")]), Shelf()])
+    result = await run.wait()
+    assert result.status == "completed", result.error
+    assert script.tools_per_request == [["shelf_count"]]
+    [warning] = [e.message for e in run.events_so_far if e.kind == "run_warning"]
+    assert warning.startswith("the toolset tool 'ext' is external")

@@ -75,6 +75,7 @@ class SlotCalls:
         self._repeats_by_step: dict[int, int] = {}
         self._last_round: tuple[tuple[str, str], ...] | None = None
         self._repeats = 0
+        self._refused: set[str] = set()
         self._deferred: dict[str, tuple[str, int]] = {}
         """Shown calls the toolset deferred from inside (`ApprovalRequired`): call id → (tool, round)."""
 
@@ -99,11 +100,23 @@ class SlotCalls:
         for name, tool in tools.items():
             if name in self._own:
                 shown[name] = tool
+            elif tool.tool_def.kind == "external":
+                self._refuse_external(name)
             elif self._allowed is None or name in self._allowed:
                 policy = foreign_policy(tool.tool_def, approve_writes=self._state.approve_writes)
                 self._policies[name] = policy
                 shown[name] = offered_tool(tool, policy)
         return shown
+
+    def _refuse_external(self, name: str) -> None:
+        """An external tool's calls are left to the caller of the agent run, which a slot has none for."""
+        if name not in self._refused:  # warned once per slot
+            self._refused.add(name)
+            self._state.warn(
+                self._slot,
+                f"the toolset tool {name!r} is external (its calls are deferred to whoever runs the agent), "
+                "which a run has no way to answer; it is not offered to the model",
+            )
 
     def poll_guards(self) -> None:
         """Settle guards that already finished (raises `GuardTrip` on a trip)."""
