@@ -79,6 +79,21 @@ def test_tools_default_to_every_decorated_callable_never_undecorated_ones(ip: In
     assert sorted(ip.run_line_magic("agent", "tools helper")) == ["helper"]  # named ones may be undecorated
 
 
+def test_tools_may_name_a_pydantic_ai_toolset(ip: InteractiveShell) -> None:
+    """`--tools` naming a toolset (an MCP server, a `FunctionToolset`) hands it to the run's `toolsets=`."""
+    ip.run_cell(
+        "from pydantic_ai.toolsets import FunctionToolset\n"
+        "def lookup_remote(code: str) -> str:\n"
+        "    '''Look a module up by its code, remotely.'''\n"
+        "    seen.append(('remote', code))\n"
+        "    return f'{code}: led by Grace'\n"
+        "remote = FunctionToolset([lookup_remote])\n"
+    )
+    agent(ip, "-o r -t remote")
+    assert ("remote", "PSYC605") in ip.user_ns["seen"]
+    assert "PSYC605: led by Grace" in ip.user_ns["r"].answer
+
+
 def test_context_expression_feeds_the_template(ip: InteractiveShell) -> None:
     agent(ip, "-o r --context \"{'who': 'Grace'}\"", "Say hello to {{ who }} ({{ number }}).\n[[answer]]")
     assert "Say hello to Grace (5)." in ip.user_ns["r"].answer

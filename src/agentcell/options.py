@@ -11,7 +11,7 @@ Adding an option is one change here: its field in `RunOptions` and its key in th
 that take it (`_EveryRunKeywords` for all); `tests/test_options.py` fails while the two disagree.
 
 The types the options are made of live here too, below the engine, so every layer can name them:
-`ToolLike`/`Dispatch`, `ApprovalDecision`/`ApproveCallback` and `Compaction`. The default budget
+`ToolLike`/`Dispatch`/`ToolsetLike`, `ApprovalDecision`/`ApproveCallback` and `Compaction`. The default budget
 ceilings are `usage.MAX_REQUESTS`, `MAX_TOOL_CALLS` and `MAX_OUTPUT_TOKENS`, beside `Limits` (which
 events and results carry, and this module imports them); `limits=None` means exactly those.
 """
@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeAlias, TypedDict, TypeVar, get_args
 from pydantic_ai import Tool
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import UsageLimits
 
 from .events import ApprovalRequested
@@ -40,6 +41,9 @@ ToolLike: TypeAlias = Callable[..., Any] | Tool[Any] | Mapping[str, Any]
 
 Dispatch: TypeAlias = Mapping[str, Callable[..., Any]]
 """Tool name → the function that runs an OpenAI-style declaration."""
+
+ToolsetLike: TypeAlias = AbstractToolset[Any]
+"""Any pydantic-ai toolset: a `FunctionToolset`, an MCP server, an `AbstractToolset` of your own."""
 
 NO_DEPS: type[Any] = type(None)
 """The default `deps_type`: tools take no dependencies."""
@@ -94,6 +98,9 @@ class RunOptions:
     """Callables, `pydantic_ai.Tool` objects and OpenAI-style declarations the slots may call."""
     dispatch: Dispatch | None = None
     """Tool name → function, for the OpenAI-style declarations in `tools`."""
+    toolsets: Sequence[ToolsetLike] = ()
+    """pydantic-ai toolsets whose tools the slots may call beside `tools` (an MCP server, a `FunctionToolset`, ...);
+    their calls are shown, cached, timed out and approved like those of `tools`."""
     deps: Any = None
     """The value tools receive as `RunContext.deps`."""
     deps_type: type[Any] = NO_DEPS
@@ -137,6 +144,7 @@ class _EveryRunKeywords(TypedDict, total=False):
     context: Mapping[str, Any] | None
     tools: Sequence[ToolLike]
     dispatch: Dispatch | None
+    toolsets: Sequence[ToolsetLike]
     deps: Any
     deps_type: type[Any]
     limits: UsageLimits | None

@@ -73,7 +73,7 @@ def start_batch(
     client: Any = None,
 ) -> Batch:
     """`map` with its options as values (what the magic calls): check everything, then start the batch."""
-    from ..engine.toolbox import build_registry
+    from ..engine.toolbox import build_registry, check_toolsets
     from ..providers.models import resolve_model
 
     compiled = _compile(template)
@@ -82,6 +82,7 @@ def start_batch(
     rows = read_rows(over, max_rows=max_rows)
     check_rows(rows, compiled.variables, list(options.context or {}))
     build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
+    check_toolsets(options.toolsets)
     throttle = Throttle()
     resolved = resolve_model(options.model)  # a bad model name fails now, not in every row
     shared = gated(resolved.model, throttle)

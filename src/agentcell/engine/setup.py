@@ -37,7 +37,7 @@ from .guard import Guards
 from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
-from .toolbox import ToolRegistry, build_registry
+from .toolbox import ToolRegistry, build_registry, check_toolsets
 
 RESUMABLE: frozenset[RunStatus] = frozenset({"stopped", "failed", "budget_exhausted"})
 SCRUB_WARNINGS = 3
@@ -105,6 +105,7 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
     if resume_from is not None:
         history = resume_from.messages[: resume_from.history_length]
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
+    check_toolsets(options.toolsets)
     setup = _Setup(
         template=compiled,
         context=dict(options.context or {}),
@@ -176,6 +177,8 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         model=setup.model,
         ceiling=ceiling_from(options.limits),
         registry=setup.registry,
+        toolsets=tuple(options.toolsets),
+        approve_writes=options.approve_writes,
         guards=Guards(run_id, sink.emit),
         usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
         deps=options.deps,

@@ -192,19 +192,26 @@ def _agent_call(
     stream.meter = OutputMeter(budget.output_tokens)
     tools: list[Tool[Any]] = []
     calls: SlotCalls | None = None
+    toolsets = state.toolsets if options.use_tools else ()
     if options.use_tools:
-        entries = state.registry.select(options.tools)
+        entries = state.registry.select(options.tools, elsewhere=bool(toolsets))
         policies = {tool: entry.policy for tool, entry in entries.items()}
-        calls = SlotCalls(state, name, policies, budget)
+        allowed = None if options.tools is None else frozenset(options.tools)
+        calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
-    # No capability (`agents.py`): the request hooks ride on the run's model, the tool calls and approvals
-    # on the binding the shared agent's toolset and approval capability read.
+    # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
+    # one capability (only with tools, `agents.py`) reads.
     state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
     requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
     agent = state.agents.agent_for(
-        tools=tools, deps_type=state.deps_type, name=spec.name, retries=retry_budget(options, budget), answers=answers
+        tools=tools,
+        toolsets=toolsets,
+        deps_type=state.deps_type,
+        name=spec.name,
+        retries=retry_budget(options, budget),
+        answers=answers,
     )
     validate = None if output.check is None else _validator(output.check, stream)
     prompt: str | None

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from ..events import Event, RunStatus, RunWarning, ThinkingDelta, TokenDelta, Usage, UsageUpdated
@@ -97,6 +98,10 @@ class RunState:
     ceiling: UsageLimits
     registry: ToolRegistry
     guards: Guards
+    toolsets: tuple[AbstractToolset[Any], ...] = ()
+    """The run's `toolsets=`: pydantic-ai toolsets every slot with tools offers beside the registry's tools."""
+    approve_writes: bool = False
+    """Ask before every call not marked readonly (the registry's tools are marked when built; see `toolbox.py`)."""
     usage: UsageBook
     deps: Any = None
     deps_type: type[Any] = NO_DEPS

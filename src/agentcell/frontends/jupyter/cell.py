@@ -19,7 +19,7 @@ from pydantic_ai.usage import UsageLimits
 from ...options import NO_DEPS, RunOptions
 from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 from ..launch import LaunchSpec
-from .notebook import current_cell_id, namespace_snapshot, notebook_tools
+from .notebook import current_cell_id, namespace_snapshot, notebook_tools, notebook_toolsets
 
 if TYPE_CHECKING:
     from ...template import CompiledTemplate
@@ -58,6 +58,7 @@ def build_spec(
         context=ctx,
         model=cassette_model(options.model, record=record, replay=replay),
         tools=(*notebook_tools(user_ns, tools), *options.tools),
+        toolsets=(*notebook_toolsets(user_ns, tools), *options.toolsets),
     )
     return LaunchSpec(
         template=template,
