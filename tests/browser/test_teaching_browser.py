@@ -201,7 +201,7 @@ def _shots(page: Any, lesson: Any) -> None:
 
 def test_the_lesson_export_opens_with_no_network(page: Any, tmp_path: Path) -> None:
     from agentcell.render.lesson import export_lesson
-    from tests.test_static_teaching import MARKERS, transcript
+    from tests.render.test_static_teaching import MARKERS, transcript
 
     out = export_lesson(tmp_path / "lesson.html", *((n, transcript(n)) for n in MARKERS))
     requests: list[str] = []

@@ -24,7 +24,7 @@ from tests.providers.conftest import eventually
 
 pytestmark = pytest.mark.anyio
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 SLOW = Reply(Text("word " * 400, pieces=400, delay=0.02))
 
 

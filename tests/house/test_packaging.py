@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
     not (ROOT / "src/agentcell/static/widget.js").exists(), reason="the JS bundle is not built (npm run build)"
 )

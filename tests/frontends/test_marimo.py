@@ -20,7 +20,7 @@ from agentcell.transcript import Transcript
 
 mo = pytest.importorskip("marimo")
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 EXPORTED = '''import marimo
 
