@@ -33,13 +33,14 @@ def test_every_line_magic_command_and_config_key_is_documented_and_exists() -> N
     assert keys == set(CONFIG_KEYS)
 
 
-def test_the_two_setup_commands_exist() -> None:
+def test_the_two_setup_commands_and_the_fast_tier_exist() -> None:
     setup = section("## Set-up: two commands")
-    commands = re.findall(r"^(scripts/\w+)", setup, flags=re.M)
-    assert commands == ["scripts/quickstart", "scripts/test"]
+    commands = re.findall(r"^(scripts/\w+)( --\w+)?", setup, flags=re.M)
+    assert commands == [("scripts/quickstart", ""), ("scripts/test", ""), ("scripts/test", " --fast")]
     root = Path(__file__).resolve().parents[2]
-    for command in commands:
+    for command, _ in commands:
         assert (root / command).stat().st_mode & 0o111, f"{command} is not executable"
+    assert '"${1:-}" == "--fast"' in (root / "scripts" / "test").read_text()
 
 
 def test_no_key_is_ever_set_with_env_magic_in_docs_or_notebooks() -> None:
