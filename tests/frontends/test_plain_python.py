@@ -154,6 +154,7 @@ def test_static_transcript_says_what_it_takes() -> None:
         static_transcript(missing)
 
 
+@pytest.mark.slow  # a python subprocess
 def test_show_in_a_script_says_in_one_line_what_to_do(tmp_path: Path) -> None:
     script = tmp_path / "script.py"
     script.write_text("import agentcell\nagentcell.show('Hi [[answer]]')\n")
