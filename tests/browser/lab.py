@@ -232,6 +232,7 @@ class KernelFrames:
     one has arrived (the `final` trait a run sends after its last event) instead of pausing for it."""
 
     def __init__(self, page: Any) -> None:
+        """Make it before the page opens the notebook: a socket opened earlier is not seen."""
         self.frames: list[str] = []
         self.sockets: list[Any] = []
         page.on("websocket", self._socket)

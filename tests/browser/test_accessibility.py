@@ -261,8 +261,8 @@ def test_every_text_node_meets_4_5_to_1_in_light_dark_and_high_contrast(lab: Lab
 
 
 def test_stop_keeps_the_focus_and_the_stop_is_announced_once(lab: Lab, page: Any) -> None:
+    frames = KernelFrames(page)  # before the notebook opens its kernel's websocket
     _start(lab, page, "stop-focus.ipynb", ["run(answer=LONG, delay=0.05)"])
-    frames = KernelFrames(page)
     run_cell(page, 1)
     widget = cell(page, 1).locator(".agentcell")
     wait_for_words(widget.locator(".agentcell-answer"), 6)
