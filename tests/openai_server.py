@@ -305,7 +305,7 @@ class FakeOpenAI:
 
     @property
     def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if r.path.partition("?")[0].endswith("/chat/completions")]
 
     def _next(self, body: dict[str, Any]) -> Scripted:
         with self._lock:
@@ -343,10 +343,11 @@ class FakeOpenAI:
             body = {"_unparsable": raw.decode("utf-8", "replace")}
         rec = Recorded(path=path, body=body, headers=headers, received_at=time.monotonic())
         self.requests.append(rec)
-        if method == "GET" and path.rstrip("/").endswith("/models"):
+        route = path.partition("?")[0].rstrip("/")  # Azure's client adds `?api-version=…`
+        if method == "GET" and route.endswith("/models"):
             await self._json(writer, rec, 200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
             return
-        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+        if method != "POST" or not route.endswith("/chat/completions"):
             await self._json(writer, rec, 404, _error_body("no such route", "invalid_request_error", None))
             return
         if self.require_key is not None and headers.get("authorization") != f"Bearer {self.require_key}":

@@ -55,11 +55,26 @@ class TemplateSyntaxError(AgentcellError):
         if self.source is not None:
             lines = self.source.splitlines()
             if 1 <= self.line <= len(lines):
-                bad = lines[self.line - 1]
+                bad, col = _window(lines[self.line - 1], self.col)
                 # Tabs are kept so the caret lines up under the same characters in a terminal.
-                pad = "".join("\t" if ch == "\t" else " " for ch in bad[: max(self.col - 1, 0)])
+                pad = "".join("\t" if ch == "\t" else " " for ch in bad[: max(col - 1, 0)])
                 text += f"\n    {bad}\n    {pad}^"
         return text
+
+
+SHOWN_LINE = 160
+"""A longer source line is shown as this many characters around the column (a 5,000-character line
+would bury the message)."""
+
+
+def _window(line: str, col: int) -> tuple[str, int]:
+    """`line` cut to `SHOWN_LINE` characters around `col` (marked `…` where cut), and the column in it."""
+    if len(line) <= SHOWN_LINE:
+        return line, col
+    start = min(max(col - 1 - SHOWN_LINE // 2, 0), len(line) - SHOWN_LINE)
+    shown = line[start : start + SHOWN_LINE]
+    before, after = ("…" if start > 0 else ""), ("…" if start + SHOWN_LINE < len(line) else "")
+    return f"{before}{shown}{after}", col - start + len(before)
 
 
 class UndefinedVariableError(TemplateSyntaxError):

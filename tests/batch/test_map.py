@@ -252,3 +252,21 @@ async def test_two_followers_each_see_every_row_once() -> None:
     first, second = await asyncio.gather(follow(), follow())
     assert sorted(first) == sorted(second) == list(range(40))
     assert [row.index async for row in batch] == first  # a follower after the end reads them in the same order
+
+
+async def test_a_toolset_serves_every_row() -> None:
+    """`toolsets=` reaches each row's slots: one toolset the user built, shared by the rows."""
+    from pydantic_ai.toolsets import FunctionToolset
+
+    fetched: list[str] = []
+
+    async def fetch(word: str) -> str:
+        """Fetch the page for a word."""
+        fetched.append(word)
+        return f"page of {word}"
+
+    template = "SHOUT: {{ item }} [[answer|use_tools=true]]"
+    result = await map(template, WORDS[:6], model=calling("fetch", "word", then=lambda r: r[-1].upper()),
+                       toolsets=[FunctionToolset([fetch])], concurrency=3, journal=False)
+    assert [r.results for r in result.rows] == [{"answer": f"PAGE OF {w.upper()}"} for w in WORDS[:6]]
+    assert sorted(fetched) == WORDS[:6]

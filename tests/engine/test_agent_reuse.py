@@ -143,15 +143,22 @@ async def test_a_shared_agent_with_tools_outside_its_run_says_why_it_cannot_run(
         await agent.run("hi", model=rounds_model(1))
 
 
-async def test_a_shared_agent_builds_no_capability_unless_a_tool_needs_approval() -> None:
+async def test_a_shared_agent_carries_one_capability_only_when_it_has_tools() -> None:
+    """The one capability wraps the agent's toolsets and resolves its approvals; a text slot's agent carries none
+    (every capability costs a run-context copy per hook pydantic-ai dispatches)."""
     from pydantic_ai import Tool
+    from pydantic_ai.toolsets import FunctionToolset
 
     from agentcell.engine.agents import SlotAgents
 
     agents = SlotAgents()
     bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]
+    text = agents.agent_for(tools=(), deps_type=type(None), name="x", retries=1, answers="text")
     plain = agents.agent_for(tools=(Tool(lookup),), deps_type=type(None), name="x", retries=1, answers="text")
     needing = Tool(lookup, requires_approval=True)
     gated = agents.agent_for(tools=(needing,), deps_type=type(None), name="x", retries=1, answers="text")
-    assert len(plain._root_capability.capabilities) - bare == 0  # type: ignore[attr-defined]
-    assert len(gated._root_capability.capabilities) - bare == 1  # type: ignore[attr-defined]
+    foreign = agents.agent_for(
+        tools=(), toolsets=(FunctionToolset([lookup]),), deps_type=type(None), name="x", retries=1, answers="text"
+    )
+    added = [len(a._root_capability.capabilities) - bare for a in (text, plain, gated, foreign)]  # type: ignore[attr-defined]
+    assert added == [0, 1, 1, 1]

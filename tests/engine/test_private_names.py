@@ -1,10 +1,12 @@
-"""The engine leans on three private pydantic-ai names (checked in 2.60–2.68); without them it still runs.
+"""The engine leans on two private pydantic-ai names (checked in 2.60–2.78); without them it still runs.
 
-`Agent._function_toolset` (the slot's tool wrapper goes in place of the agent's own toolset),
 `_genai_prices.fill_response_cost` (a request's event carries its cost) and
 `models._continuation.merge_responses` (a provider's suspended response is joined). A pydantic-ai release
 that moves one must not stop every run: each is used where found and replaced where not. Checked in a
 fresh process in which those names are absent.
+
+Tools reach pydantic-ai through its public API (`toolsets=`, a capability's `get_wrapper_toolset`); the agent's
+private `_function_toolset`, once replaced in place, is not touched anywhere in the package.
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ import pydantic_ai  # imported first: only agentcell's own imports of the privat
 for name in ("pydantic_ai._genai_prices", "pydantic_ai.models._continuation"):
     sys.modules[name] = None  # `import` of it now raises ImportError
 from pydantic_ai.usage import UsageLimits
-from agentcell.engine import agents, slotmodel, start_run
+from agentcell.engine import slotmodel, start_run
 from tests.tool_rounds import lookup, rounds_model
 
-agents.OWN_TOOLSET = "_not_there"  # as if pydantic-ai kept the agent's function toolset elsewhere
 assert slotmodel.fill_response_cost.__module__ == "agentcell.engine.slotmodel"
 assert slotmodel.merge_responses.__module__ == "agentcell.engine.slotmodel"
 
@@ -46,3 +47,17 @@ def test_a_run_with_tools_works_without_the_private_names() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["completed", "done", "3"], done.stdout
+
+
+def test_no_private_attribute_of_the_agent_is_touched() -> None:
+    """No module of the package reads or replaces the agent's own function toolset (or any `agent._...`)."""
+    import re
+
+    source = ROOT / "src" / "agentcell"
+    hits = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sorted(source.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "_function_toolset" in line or re.search(r"\bagent\._[a-z]", line) or "setattr(agent" in line
+    ]
+    assert hits == [], hits

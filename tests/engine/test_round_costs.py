@@ -2,8 +2,8 @@
 
 No test here measures time (speed lives in `bench/loop_overhead.py`). Each counts something that used
 to grow with the run or repeat per reader: asyncio tasks made per round (a second toolset made
-pydantic-ai gather toolsets in new tasks on every step), the capabilities a slot's run carries (none:
-pydantic-ai copies the run context per capability per hook and passes every event through each),
+pydantic-ai gather toolsets in new tasks on every step), the capabilities a slot's run carries (one, with
+tools: pydantic-ai copies the run context per capability per hook and passes every event through each),
 conversions of one event to its wire form (the sink, the transcript and the widget each did their
 own), and walks of a slot's rounds to find a tool call.
 """
@@ -79,34 +79,36 @@ async def test_a_tool_round_makes_one_task_more_than_raw_pydantic_ai() -> None:
     assert engine_tasks <= raw_tasks + ROUNDS + 10, (raw_tasks, engine_tasks)
 
 
-async def test_a_slot_run_carries_no_capability_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The request hooks ride on the run's model (`SlotModel`), the tool calls on the agent's own function
-    toolset (wrapped once per agent): no capability on the agent or the run, no toolset beside the agent's own
-    (pydantic-ai copies the run context per capability per hook, and gathers two toolsets in new tasks)."""
-    from agentcell.engine.agents import SlotToolset
+async def test_a_slot_run_carries_one_capability_and_one_toolset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request hooks ride on the run's model (`SlotModel`), the tool calls on the one capability that wraps the
+    agent's toolsets (`agents._SlotTools`): no toolset beside the agent's own (pydantic-ai gathers two toolsets in
+    new tasks on every step) and no capability passed per run."""
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from agentcell.engine.agents import _SlotTools
     from agentcell.engine.slotmodel import SlotModel
 
-    seen: list[tuple[int, int, type, type]] = []
+    seen: list[tuple[int, list[type], type, bool]] = []
     original = Agent.run
     bare = len(Agent(rounds_model(0))._root_capability.capabilities)  # type: ignore[attr-defined]  # pydantic-ai's own
 
     async def run(self: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
-        own = [t for t in self.toolsets]
-        assert len(own) == 1, own  # one toolset: the agent's own, wrapped
-        capabilities = len(self._root_capability.capabilities) - bare  # type: ignore[attr-defined]
-        seen.append((len(kwargs.get("capabilities") or ()), capabilities, type(kwargs["model"]), type(own[0])))
+        own = list(self.toolsets)
+        capabilities = self._root_capability.capabilities[bare:]  # type: ignore[attr-defined]
         assert not kwargs.get("toolsets"), "the slot's tools belong in the agent's own toolset"
+        seen.append((len(kwargs.get("capabilities") or ()), [type(c) for c in capabilities], type(kwargs["model"]),
+                     len(own) == 1 and isinstance(own[0], FunctionToolset)))
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(Agent, "run", run)
     result = await complete_async("Go [[answer|use_tools]]", model=rounds_model(3), tools=[lookup], journal=False)
     assert result.status == "completed", result.error
-    assert seen == [(0, 0, SlotModel, SlotToolset)]
+    assert seen == [(0, [_SlotTools], SlotModel, True)]
 
 
-async def test_only_an_agent_whose_tools_need_approval_carries_a_capability(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pydantic-ai resolves deferred (approval) calls only through a capability's `handle_deferred_tool_calls`,
-    so an agent with a tool that needs approval has the one capability that does that, and nothing else."""
+async def test_an_agent_whose_tools_need_approval_carries_no_second_capability(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pydantic-ai resolves deferred (approval) calls only through a capability's `handle_deferred_tool_calls`:
+    the one capability that wraps the agent's toolsets does that too, so approvals add none."""
     from agentcell.tools import tool
 
     @tool(approve=True, name="lookup")
@@ -135,20 +137,26 @@ async def test_only_an_agent_whose_tools_need_approval_carries_a_capability(monk
     assert kinds == ["approval_requested", "approval_resolved", "tool_started", "tool_completed"]
 
 
-async def test_a_tool_run_copies_the_run_context_no_more_than_raw_pydantic_ai(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_tool_run_copies_the_run_context_no_more_than_raw_pydantic_ai_with_one_capability(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """pydantic-ai's combined capability copies the run context for each capability on each hook it dispatches
-    (`_ctx_for_active_cap`); with none of ours on the agent, a 3-round tool run makes as many as raw pydantic-ai
-    (a capability of ours made ~185 calls a round)."""
-    from pydantic_ai.capabilities import combined
+    (`_ctx_for_active_cap`); the engine's one capability costs no more copies than any capability of a raw
+    pydantic-ai agent that has one (a capability forwarding four hooks made ~185 calls a round)."""
+    from pydantic_ai.capabilities import AbstractCapability, combined
 
     copies = _count_calls(monkeypatch, combined, "_ctx_for_active_cap", arity=None)
+
+    class Idle(AbstractCapability[Any]):
+        pass
 
     async def raw() -> None:
         async def handler(_ctx: Any, events: Any) -> None:
             async for _ in events:
                 pass
 
-        await Agent(rounds_model(3), tools=[lookup]).run("Go", usage_limits=LIMITS, event_stream_handler=handler)
+        agent = Agent(rounds_model(3), tools=[lookup], capabilities=[Idle()])
+        await agent.run("Go", usage_limits=LIMITS, event_stream_handler=handler)
 
     await raw()
     raw_copies = len(copies)

@@ -79,6 +79,21 @@ def test_tools_default_to_every_decorated_callable_never_undecorated_ones(ip: In
     assert sorted(ip.run_line_magic("agent", "tools helper")) == ["helper"]  # named ones may be undecorated
 
 
+def test_tools_may_name_a_pydantic_ai_toolset(ip: InteractiveShell) -> None:
+    """`--tools` naming a toolset (an MCP server, a `FunctionToolset`) hands it to the run's `toolsets=`."""
+    ip.run_cell(
+        "from pydantic_ai.toolsets import FunctionToolset\n"
+        "def lookup_remote(code: str) -> str:\n"
+        "    '''Look a module up by its code, remotely.'''\n"
+        "    seen.append(('remote', code))\n"
+        "    return f'{code}: led by Grace'\n"
+        "remote = FunctionToolset([lookup_remote])\n"
+    )
+    agent(ip, "-o r -t remote")
+    assert ("remote", "PSYC605") in ip.user_ns["seen"]
+    assert "PSYC605: led by Grace" in ip.user_ns["r"].answer
+
+
 def test_context_expression_feeds_the_template(ip: InteractiveShell) -> None:
     agent(ip, "-o r --context \"{'who': 'Grace'}\"", "Say hello to {{ who }} ({{ number }}).\n[[answer]]")
     assert "Say hello to Grace (5)." in ip.user_ns["r"].answer
@@ -471,3 +486,40 @@ def test_an_error_in_an_included_file_points_at_that_file(
     message = str(caught.value)
     assert message.startswith(str(Path("parts") / "broken.sd") + ", line 2, column 3: ")  # its own numbering
     assert "unclosed slot" in message and "\n    A [[bad\n      ^" in message and "%%agent" not in message
+
+
+def test_build_spec_takes_run_options_and_adds_only_the_cells_own_fields(ip: InteractiveShell) -> None:
+    """Options no flag sets (here `now`, `compaction`, `journal`, `run_id`) reach the run untouched;
+    the namespace, `--tools` names and cassettes are the cell's part."""
+    from datetime import datetime
+
+    from agentcell.frontends.jupyter.cell import build_spec
+    from agentcell.options import RunOptions
+
+    def extra(text: str) -> str:
+        """An extra tool given as an option."""
+        return text
+
+    now = datetime(2026, 1, 2, 3, 4)
+    given = RunOptions(context={"number": 7, "who": "Grace"}, tools=(extra,), now=now, compaction=None,
+                       journal=False, run_id="cell-run", model="offline:fast")
+    spec = build_spec("Hi {{ who }} ({{ number }}) [[answer]]", given, user_ns=ip.user_ns, tools=["lookup"])
+    assert spec.options.context is not None
+    assert spec.options.context["number"] == 7 and spec.options.context["who"] == "Grace"  # options win
+    assert list(spec.options.tools) == [ip.user_ns["lookup"], extra]
+    assert (spec.options.now, spec.options.compaction, spec.options.journal, spec.options.run_id) == (
+        now, None, False, "cell-run")
+    assert spec.options.model == "offline:fast"
+
+
+def test_cell_options_turn_the_flags_into_run_options() -> None:
+    from pydantic_ai.usage import UsageLimits
+
+    from agentcell.frontends.jupyter.cell import cell_options
+    from agentcell.options import RunOptions
+
+    deps = {"student": "s1"}
+    got = cell_options(model="test", context={"a": 1}, deps=deps, max_iter=3, max_calls=4, max_tokens=5,
+                       approve="writes")
+    assert got == RunOptions(model="test", context={"a": 1}, deps=deps, deps_type=dict, approve_writes=True,
+                             limits=UsageLimits(request_limit=3, tool_calls_limit=4, output_tokens_limit=5))

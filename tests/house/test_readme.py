@@ -68,3 +68,30 @@ def test_the_layer_table_names_exactly_the_layers_of_the_import_contract() -> No
     assert [header[0].strip(), facade[0].strip()] == ["layer", "facade"]
     named = [sorted(re.findall(r"`([a-z_]+)(?:/|\.py)`", row[1])) for row in layer_rows]
     assert named == expected
+
+
+def test_the_slot_type_table_names_every_slot_type_and_alias() -> None:
+    """A slot type added to `template/kinds.py` is documented for users in the README's type table."""
+    from agentcell.template.kinds import KINDS, SLOT_TYPES
+
+    lines = section("## Template reference").splitlines()
+    start = lines.index("| type | value |") + 2
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("| "))
+    named = {name for line in lines[start:end] for name in re.findall(r"`(\w+)`", line.split("|")[1])}
+    expected = {name for kind in KINDS.values() if kind.name in SLOT_TYPES for name in (kind.name, *kind.aliases)}
+    assert named == expected
+
+
+def test_every_relative_link_in_the_readme_and_docs_names_a_file_of_the_repository() -> None:
+    """The repository stands alone: its documents link only to files it holds (a moved module's page, a renamed
+    doc, a note kept elsewhere would be a dead link)."""
+    root = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
+    dead = []
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text()):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            path = (doc.parent / target).resolve()
+            if not path.exists() or not path.is_relative_to(root):
+                dead.append(f"{doc.relative_to(root)}: {target}")
+    assert dead == []

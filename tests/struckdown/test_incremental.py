@@ -120,8 +120,18 @@ async def test_the_same_run_as_stream(backend: Backend) -> None:
 
 
 def _shape(run: list[Event]) -> list[tuple[Any, ...]]:
+    """The events' kinds, texts and arguments; consecutive text deltas joined (where a stream's text is
+    cut into deltas depends on timing: they are merged every 20 ms)."""
     skip = {"usage_updated", "request_completed", "context_updated", "model_request", "model_response"}
-    return [(e.kind, getattr(e, "text", None), getattr(e, "args", None)) for e in run if e.kind not in skip]
+    out: list[tuple[Any, ...]] = []
+    for e in run:
+        if e.kind in skip:
+            continue
+        if out and e.kind in ("token_delta", "thinking_delta") and out[-1][0] == e.kind:
+            out[-1] = (e.kind, out[-1][1] + e.text, None)
+        else:
+            out.append((e.kind, getattr(e, "text", None), getattr(e, "args", None)))
+    return out
 
 
 @pytest.mark.anyio

@@ -7,6 +7,7 @@ import pytest
 from agentcell.errors import TemplateSyntaxError, UndefinedVariableError
 from agentcell.template import compile_template
 
+DEEP = "{% if a %}" * 17 + "x" + "{% endif %}" * 17
 CASES = [
     (
         "unclosed-slot",
@@ -209,13 +210,14 @@ CASES = [
     ),
     (
         "deep-jinja-nesting",
-        "{% if a %}" * 17 + "x" + "{% endif %}" * 17,
+        DEEP,
+        # A line past 160 characters is shown as the 160 around the column (the caret still under it).
         "<cell>, line 1, column 161: Jinja blocks are nested more than 16 deep\n    "
-        + "{% if a %}" * 17
-        + "x"
-        + "{% endif %}" * 17
+        + "…"
+        + DEEP[80:240]
+        + "…"
         + "\n    "
-        + " " * 160
+        + " " * 81
         + "^",
     ),
 ]

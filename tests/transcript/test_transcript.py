@@ -132,3 +132,10 @@ def test_an_odd_final_status_ends_the_run_and_slot_failed(status: object) -> Non
         {"kind": "processing_complete", "run_id": "r", "status": status},
     ])
     assert (tr.ended, tr.status, tr.slots["a"].status, tr.slots["b"].status) == (True, "failed", "failed", "failed")
+
+
+def test_every_handled_event_kind_is_in_a_golden_fixture() -> None:
+    """A kind both reducers handle but no fixture holds could be reduced differently by each, unseen:
+    a new event kind gets a golden case (`tests/fixtures/transcripts/generate.py`)."""
+    seen = {ev.get("kind") for name in CASES for ev in json.loads((FIXTURES / f"{name}.events.json").read_text())}
+    assert sorted(set(HANDLERS) - seen) == []

@@ -13,16 +13,10 @@ This package sits above the engine (a row is one engine run) and below the kerne
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
-
-from ..journal import JournalOption
-from ..options import DEFAULT_COMPACTION, NO_DEPS, ApproveCallback, Compaction, Dispatch, RunOptions, ToolLike
+from ..options import MapOptionsKwargs, RunOptions, option_keywords, options_for
 from ..template.program import Template
 from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
@@ -35,29 +29,18 @@ from .throttle import Throttle, gated
 __all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "Row", "RowResult", "map", "start_batch"]
 
 
+@option_keywords
 def map(
     template: Template | str,
     rows: Any,
     *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    now: datetime | None = None,
     concurrency: int = 8,
     max_rows: int | None = None,
     max_cost: float | None = None,
     keep: bool = False,
     resume: bool = False,
     client: Any = None,
+    **options: Unpack[MapOptionsKwargs],
 ) -> Batch:
     """Run `template` once per row of `rows`, `concurrency` rows at a time; returns the `Batch` at once.
 
@@ -75,23 +58,9 @@ def map(
     Raises (before any row starts): `BatchError` for bad rows, `TemplateSyntaxError`,
     `ToolDefinitionError`, `ModelConfigError`.
     """
-    options = RunOptions(
-        context=context,
-        model=model,
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        now=now,
-    )
+    chosen = options_for(map, options)
     settings = BatchOptions(concurrency=concurrency, max_cost=max_cost, keep=keep, resume=resume)
-    return start_batch(template, rows, options, settings, max_rows=max_rows, client=client)
+    return start_batch(template, rows, chosen, settings, max_rows=max_rows, client=client)
 
 
 def start_batch(
@@ -104,7 +73,7 @@ def start_batch(
     client: Any = None,
 ) -> Batch:
     """`map` with its options as values (what the magic calls): check everything, then start the batch."""
-    from ..engine.toolbox import build_registry
+    from ..engine.toolbox import build_registry, check_toolsets
     from ..providers.models import resolve_model
 
     compiled = _compile(template)
@@ -113,6 +82,7 @@ def start_batch(
     rows = read_rows(over, max_rows=max_rows)
     check_rows(rows, compiled.variables, list(options.context or {}))
     build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
+    check_toolsets(options.toolsets)
     throttle = Throttle()
     resolved = resolve_model(options.model)  # a bad model name fails now, not in every row
     shared = gated(resolved.model, throttle)

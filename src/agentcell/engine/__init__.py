@@ -34,26 +34,20 @@ they are front-only keywords: the model is built before `RunOptions`, so no key 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from datetime import datetime
-from typing import Any, Literal
-
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
+from collections.abc import AsyncGenerator
+from typing import Literal, Unpack
 
 from ..errors import BudgetExhausted, EventLoopRunning, Halted, RunError
 from ..events import Event, ProcessingComplete, SlotRetracted, TokenDelta
-from ..journal import JournalOption
 from ..options import (
-    DEFAULT_COMPACTION,
-    NO_DEPS,
     ApprovalDecision,
     ApproveCallback,
     Compaction,
-    Dispatch,
+    CompleteOptionsKwargs,
     RunOptions,
-    ToolLike,
+    RunOptionsKwargs,
+    option_keywords,
+    options_for,
 )
 from ..providers.credentials import Credentials, ModelLike, model_with_credentials
 from ..result import RunResult
@@ -78,46 +72,10 @@ __all__ = [
 ]
 
 
-async def stream(
-    template: Template | str,
-    *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
-) -> AsyncGenerator[Event, None]:
+@option_keywords
+async def stream(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> AsyncGenerator[Event, None]:
     """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
-    options = RunOptions(
-        context=context,
-        model=model,
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    run = start(template, options)  # in the generator's body, not a helper's: `aclose()` must reach it
+    run = start(template, options_for(stream, options))  # in the generator's body: `aclose()` must reach it
     try:
         async for event in run.events():
             yield event
@@ -129,27 +87,14 @@ async def stream(
             await run.wait()
 
 
+@option_keywords
 async def complete_async(
     template: Template | str,
     *,
-    context: Mapping[str, Any] | None = None,
     model: ModelLike = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
+    **options: Unpack[CompleteOptionsKwargs],
 ) -> RunResult:
     """Run `template` to the end and return its result (keywords: `RunOptions`, then `on_halt`, `credentials`).
 
@@ -159,25 +104,8 @@ async def complete_async(
         BudgetExhausted: a slot hit its ceiling; `.result` keeps the transcript.
         RunError: the run failed; `.result` keeps what it produced.
     """
-    options = RunOptions(
-        context=context,
-        model=model_with_credentials(model, credentials),
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    return await _complete(template, options, on_halt=on_halt)
+    chosen = options_for(complete_async, options, model=model_with_credentials(model, credentials))
+    return await _complete(template, chosen, on_halt=on_halt)
 
 
 async def _complete(template: Template | str, options: RunOptions, *, on_halt: Literal["raise", "return"]) -> RunResult:
@@ -201,32 +129,20 @@ def _checked(result: RunResult, *, on_halt: Literal["raise", "return"], cause: B
     return result
 
 
+@option_keywords
 def complete(
     template: Template | str,
     *,
-    context: Mapping[str, Any] | None = None,
     model: ModelLike = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
+    **options: Unpack[CompleteOptionsKwargs],
 ) -> RunResult:
     """The synchronous `complete_async`, for scripts and terminal IPython (no running event loop).
 
     The result reads by slot name too (`result["answer"]`), as struckdown's does.
     """
+    chosen = options_for(complete, options, model=model_with_credentials(model, credentials))
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -236,49 +152,18 @@ def complete(
             "complete() cannot run inside a running event loop (Jupyter, async code); "
             "use `await complete_async(...)` or the %%agent magic"
         )
-    options = RunOptions(
-        context=context,
-        model=model_with_credentials(model, credentials),
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    return asyncio.run(_complete(template, options, on_halt=on_halt))
+    return asyncio.run(_complete(template, chosen, on_halt=on_halt))
 
 
+@option_keywords
 async def complete_incremental_async(
     template: Template | str,
     *,
-    context: Mapping[str, Any] | None = None,
     model: ModelLike = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
     on_halt: Literal["raise", "return"] = "raise",
     credentials: Credentials | None = None,
     stream: bool = True,
+    **options: Unpack[CompleteOptionsKwargs],
 ) -> AsyncGenerator[Event, None]:
     """struckdown's name for `stream()`: the same run and events (`agentcell.incremental` names them), its keywords.
 
@@ -286,25 +171,8 @@ async def complete_incremental_async(
     A guard trip raises `Halted` in place of the final event, unless `on_halt="return"`. `aclose()` after
     leaving the loop cancels the provider call in flight.
     """
-    options = RunOptions(
-        context=context,
-        model=model_with_credentials(model, credentials),
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    run = start(template, options)  # in this body, as in `stream`, so `aclose()` reaches the `finally`
+    chosen = options_for(complete_incremental_async, options, model=model_with_credentials(model, credentials))
+    run = start(template, chosen)  # in this body, as in `stream`, so `aclose()` reaches the `finally`
     try:
         async for event in run.events():
             if _passes(event, stream=stream, on_halt=on_halt):

@@ -8,21 +8,28 @@ runs of the same slot is per-run state, so the shared agent carries none:
   is the run's `SlotModel` (`slotmodel.py`), which carries the request hooks (compaction, events,
   journal) around every request;
 * the slot's tool calls (`SlotCalls`) and, for checked text, its output check are read from a context
-  variable the slot sets around its run (`bound`): the agent's own toolset is wrapped once, at build
-  time, in a `SlotToolset` that looks up the run's calls per step and per call.
+  variable the slot sets around its run (`bound`).
 
-No capability on the common path. pydantic-ai's combined capability copies the run context for every
-capability on every hook it dispatches (node runs, the event stream, tool preparation, output
-processing, ...), whether the capability overrides the hook or not: ~970 Python calls per batch row
-and ~185 per tool round went to the one capability that forwarded four hooks. Only an agent whose tools
-need approval has one (`_Approvals`): pydantic-ai resolves deferred calls only through a capability's
-`handle_deferred_tool_calls` (or its result's `DeferredToolRequests`, which would end the slot's run).
+Tools reach pydantic-ai through its public API only: the slot's own tools are the agent's `tools=`, the
+run's `toolsets=` (any pydantic-ai toolset: a `FunctionToolset`, an MCP server, a custom `AbstractToolset`)
+are the agent's `toolsets=`, and one capability (`_SlotTools`) wraps them all in a `SlotToolset` through
+pydantic-ai's `get_wrapper_toolset` hook. So every call, whichever toolset offers it, goes through the
+run's `SlotCalls` (events, the identical-call cache, timeouts, guards, `max_calls`), and every deferred
+call through the run's approvals (`handle_deferred_tool_calls`: pydantic-ai resolves deferred calls only
+through a capability, or its result's `DeferredToolRequests`, which would end the slot's run).
+
+One capability, and only on an agent with tools or toolsets: pydantic-ai's combined capability copies
+the run context for every capability on every hook it dispatches (node runs, the event stream, tool
+preparation, output processing, ...), whether the capability overrides the hook or not, so a text
+slot's agent carries none. The wrapper is not a second toolset beside the agent's own: pydantic-ai
+gathers two or more toolsets in new tasks on every step, which cost more than the capability does
+(`tests/engine/test_round_costs.py` pins both).
 
 What stays on the agent, and so makes up the key, is what pydantic-ai fixes at construction: the tools
-(by identity: a prepared run's registry hands out the same `Tool` objects to all its runs), whether any
-of them needs approval, the deps type, the slot's name, the retry count, and whether the slot answers
-checked text, plain text or a type. The cache belongs to one `Prepared` (one run with its resumed
-segments, or one batch) and dies with it: no agent, tool or model outlives the run that built it.
+(by identity: a prepared run's registry hands out the same `Tool` objects to all its runs) and the
+run's toolsets (by identity too), the deps type, the slot's name, the retry count, and whether the slot
+answers checked text, plain text or a type. The cache belongs to one `Prepared` (one run with its
+resumed segments, or one batch) and dies with it: no agent, tool or model outlives the run that built it.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from typing import Any, Literal, Protocol
 from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
-from pydantic_ai.toolsets import FunctionToolset, WrapperToolset
+from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 Answers = Literal["text", "checked", "typed"]
@@ -50,6 +57,10 @@ class ToolCalls(Protocol):
     def poll_guards(self) -> None: ...
 
     def tools_allowed(self, step: int) -> bool: ...
+
+    def offered(self, tools: dict[str, ToolsetTool[Any]]) -> dict[str, ToolsetTool[Any]]: ...
+
+    def settled(self, results: DeferredToolResults) -> None: ...
 
     async def call(
         self, name: str, args: dict[str, Any], ctx: RunContext[Any], run: Callable[[], Awaitable[Any]]
@@ -95,17 +106,18 @@ def _calls() -> ToolCalls:
 
 @dataclass
 class SlotToolset(WrapperToolset[Any]):
-    """The slot's tools, offered only on requests that may gather, and called through the run's `SlotCalls`.
+    """All the slot's toolsets, offered only on requests that may gather, and called through the run's `SlotCalls`.
 
-    Built once per agent around its own function toolset; each step and call finds the current run's
-    calls in the binding."""
+    Made per run by the agent's `_SlotTools` capability around the toolset pydantic-ai assembled (the
+    agent's own tools and the run's toolsets); each step and call finds the current run's calls in the
+    binding."""
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         calls = _calls()
         calls.poll_guards()  # before each request: a tripped guard should not cost another one
         if not calls.tools_allowed(ctx.run_step):
             return {}
-        return await self.wrapped.get_tools(ctx)
+        return calls.offered(await self.wrapped.get_tools(ctx))
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -113,18 +125,27 @@ class SlotToolset(WrapperToolset[Any]):
         return await _calls().call(name, tool_args, ctx, lambda: self.wrapped.call_tool(name, tool_args, ctx, tool))
 
 
-class _Approvals(AbstractCapability[Any]):
-    """The capability of an agent whose tools need approval: deferred calls go to the run's resolver.
+class _SlotTools(AbstractCapability[Any]):
+    """The one capability of an agent with tools: it wraps all of them in a `SlotToolset`, and hands deferred
+    calls (approvals) to the run's resolver.
 
-    It has no other hook: every capability costs a run-context copy per hook pydantic-ai dispatches, so
-    agents without approvals carry none (see the module docstring). Process exits in the approval
-    callback are contained where it is awaited (`approvals.py`)."""
+    Nothing else: every capability costs a run-context copy per hook pydantic-ai dispatches (see the
+    module docstring). Process exits in the approval callback are contained where it is awaited
+    (`approvals.py`)."""
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any] | None:
+        return SlotToolset(toolset)
 
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
-        approve = _current().approve
-        return None if approve is None else await approve(requests)
+        binding = _current()
+        if binding.approve is None:
+            return None
+        results = await binding.approve(requests)
+        if binding.calls is not None:
+            binding.calls.settled(results)
+        return results
 
 
 def _validate(text: Any) -> Any:
@@ -148,14 +169,20 @@ class SlotAgents:
         """How many agents were built (for tests)."""
 
     def agent_for(
-        self, *, tools: Sequence[Tool[Any]], deps_type: type[Any], name: str | None, retries: int, answers: Answers
+        self,
+        *,
+        tools: Sequence[Tool[Any]],
+        toolsets: Sequence[AbstractToolset[Any]] = (),
+        deps_type: type[Any],
+        name: str | None,
+        retries: int,
+        answers: Answers,
     ) -> Agent[Any, Any]:
-        approvals = any(tool.requires_approval for tool in tools)
-        key = (tuple(map(id, tools)), approvals, deps_type, name, retries, answers)  # the registry holds the tools
+        key = (tuple(map(id, tools)), tuple(map(id, toolsets)), deps_type, name, retries, answers)  # the run holds them
         agent = self._agents.get(key)
         if agent is not None:
             return agent
-        agent = _build(tools, deps_type=deps_type, name=name, retries=retries, approvals=approvals)
+        agent = _build(tools, toolsets, deps_type=deps_type, name=name, retries=retries)
         if answers == "checked":
             agent.output_validator(_validate)
         if len(self._agents) >= CACHE_SIZE:
@@ -165,30 +192,17 @@ class SlotAgents:
         return agent
 
 
-OWN_TOOLSET = "_function_toolset"
-"""pydantic-ai's private attribute for an agent's own function toolset (2.60–2.68 checked)."""
-
-
 def _build(
-    tools: Sequence[Tool[Any]], *, deps_type: type[Any], name: str | None, retries: int, approvals: bool
+    tools: Sequence[Tool[Any]], toolsets: Sequence[AbstractToolset[Any]], *, deps_type: type[Any], name: str | None,
+    retries: int,
 ) -> Agent[Any, Any]:
-    settings: dict[str, Any] = {
-        "output_type": str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)
-        "deps_type": deps_type,
-        "name": name,
-        "retries": retries,
-        "capabilities": [_Approvals()] if approvals else None,
-    }
-    agent: Agent[Any, Any] = Agent(None, tools=list(tools), **settings)  # each run passes its model (`SlotModel`)
-    if not tools:
-        return agent
-    # The agent's own function toolset, wrapped in place: pydantic-ai combines the agent's toolsets (its function
-    # toolset first, always) and gathers two or more in new tasks on every step, so the wrapper cannot be a second
-    # toolset beside an empty function toolset. tests/engine/test_round_costs.py pins that calls still reach
-    # `SlotCalls` through it and that no task per step comes back.
-    own = getattr(agent, OWN_TOOLSET, None)
-    if isinstance(own, FunctionToolset):
-        setattr(agent, OWN_TOOLSET, SlotToolset(own))
-        return agent
-    # A pydantic-ai that keeps it elsewhere: the same wrapper as a toolset of its own (a task more per step).
-    return Agent(None, toolsets=[SlotToolset(FunctionToolset(list(tools), max_retries=retries))], **settings)
+    return Agent(  # each run passes its model (`SlotModel`)
+        None,
+        output_type=str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)
+        deps_type=deps_type,
+        name=name,
+        retries=retries,
+        tools=list(tools),
+        toolsets=list(toolsets) or None,
+        capabilities=[_SlotTools()] if tools or toolsets else None,
+    )

@@ -1,9 +1,10 @@
 """Running one slot's tool calls: events, guard joins, the identical-call cache, errors as strings,
 timeouts, `max_calls` and loop detection.
 
-The shared agent's own function toolset is wrapped once, when the agent is built, in a toolset that
-finds the run's `SlotCalls` per step and per call (`agents.SlotToolset`), so pydantic-ai still owns
-schemas, argument validation, concurrency (`sequential` tools excepted) and approvals.
+Every toolset of the slot's agent (its own tools and the run's `toolsets=`) is wrapped, per run, in a
+toolset that finds the run's `SlotCalls` per step and per call (`agents.SlotToolset`), so pydantic-ai
+still owns schemas, argument validation, concurrency (`sequential` tools excepted) and approvals. A tool
+of the run's `toolsets=` gets its policy from its definition when it is offered (`toolbox.foreign_policy`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ToolFailed
 from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.tools import DeferredToolResults, ToolDenied
+from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import to_jsonable_python
 
 from ..events import ToolCompleted, ToolStarted
@@ -25,6 +28,7 @@ from ..tools import ToolPolicy
 from .budget import SlotBudget
 from .results import convert_result
 from .state import RunState, SlotEnded
+from .toolbox import foreign_policy, offered_tool
 from .tooltask import Outcome, execute, run_isolated
 
 NUDGE = (
@@ -46,10 +50,24 @@ def _converted(value: Any) -> Outcome:
 class SlotCalls:
     """Per-slot call state; a second slot starts with a fresh one (nothing cached between slots)."""
 
-    def __init__(self, state: RunState, slot: str, policies: Mapping[str, ToolPolicy], budget: SlotBudget) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        slot: str,
+        policies: Mapping[str, ToolPolicy],
+        budget: SlotBudget,
+        *,
+        foreign: bool = False,
+        allowed: frozenset[str] | None = None,
+    ) -> None:
+        """`policies`: the slot's own tools (the registry's). `foreign`: the agent also has the run's `toolsets=`,
+        whose tools are adopted as offered; `allowed`: the slot's `tools=` names, which restrict those too."""
         self._state = state
         self._slot = slot
         self._policies = dict(policies)
+        self._own = frozenset(policies)
+        self._foreign = foreign
+        self._allowed = allowed
         self._budget = budget
         self._cache: dict[str, asyncio.Future[Outcome]] = {}
         self._calls = 0
@@ -57,6 +75,9 @@ class SlotCalls:
         self._repeats_by_step: dict[int, int] = {}
         self._last_round: tuple[tuple[str, str], ...] | None = None
         self._repeats = 0
+        self._refused: set[str] = set()
+        self._deferred: dict[str, tuple[str, int]] = {}
+        """Shown calls the toolset deferred from inside (`ApprovalRequired`): call id → (tool, round)."""
 
     def tools_allowed(self, step: int) -> bool:
         """False for the request that must answer: last of `max_iter`, `max_calls` spent, or a loop."""
@@ -66,6 +87,36 @@ class SlotCalls:
         if max_calls is not None and self._calls >= max_calls:
             return False
         return step not in self._tool_free_steps
+
+    def offered(self, tools: dict[str, ToolsetTool[Any]]) -> dict[str, ToolsetTool[Any]]:
+        """The tools pydantic-ai assembled for a step, as the model may see them.
+
+        The slot's own tools pass unchanged. A tool of the run's `toolsets=` gets its policy from its
+        definition (`toolbox.foreign_policy`), so its calls are timed out, guarded and approved like the
+        slot's own; a slot's `tools=` list restricts them as it restricts the registry's."""
+        if not self._foreign:
+            return tools
+        shown: dict[str, ToolsetTool[Any]] = {}
+        for name, tool in tools.items():
+            if name in self._own:
+                shown[name] = tool
+            elif tool.tool_def.kind == "external":
+                self._refuse_external(name)
+            elif self._allowed is None or name in self._allowed:
+                policy = foreign_policy(tool.tool_def, approve_writes=self._state.approve_writes)
+                self._policies[name] = policy
+                shown[name] = offered_tool(tool, policy)
+        return shown
+
+    def _refuse_external(self, name: str) -> None:
+        """An external tool's calls are left to the caller of the agent run, which a slot has none for."""
+        if name not in self._refused:  # warned once per slot
+            self._refused.add(name)
+            self._state.warn(
+                self._slot,
+                f"the toolset tool {name!r} is external (its calls are deferred to whoever runs the agent), "
+                "which a run has no way to answer; it is not offered to the model",
+            )
 
     def poll_guards(self) -> None:
         """Settle guards that already finished (raises `GuardTrip` on a trip)."""
@@ -93,7 +144,14 @@ class SlotCalls:
             )
         )
         started = time.monotonic()
-        outcome, cached = await self._run(name, args, policy, run)
+        try:
+            outcome, cached = await self._run(name, args, policy, run)
+        except (ApprovalRequired, CallDeferred):
+            # The toolset asked for approval from inside its call (pydantic-ai's `ApprovalRequiredToolset` does):
+            # the call did not run. pydantic-ai calls it again once approved; a denial ends it (`settled`).
+            self._calls -= 1
+            self._deferred[call_id] = (name, step)
+            raise
         self._state.emit(
             ToolCompleted(
                 run_id=self._state.run_id,
@@ -118,6 +176,26 @@ class SlotCalls:
             raise SlotEnded("failed", outcome.fatal)
         return self._for_model(outcome, repeated)
 
+    def settled(self, results: DeferredToolResults) -> None:
+        """Approvals were answered: a shown call its toolset deferred and a person denied ends with the reason."""
+        for call_id, answer in results.approvals.items():
+            shown = self._deferred.pop(call_id, None)
+            if shown is None or not isinstance(answer, ToolDenied):
+                continue
+            name, step = shown
+            self._state.emit(
+                ToolCompleted(
+                    run_id=self._state.run_id,
+                    slot=self._slot,
+                    call_id=call_id,
+                    tool_name=name,
+                    ok=False,
+                    result=answer.message,
+                    error=answer.message,
+                    round=step,
+                )
+            )
+
     async def _run(
         self, name: str, args: dict[str, Any], policy: ToolPolicy, run: Callable[[], Awaitable[Any]]
     ) -> tuple[Outcome, bool]:
@@ -133,6 +211,11 @@ class SlotCalls:
         call = execute(name, run, timeout=policy.timeout, convert=_converted)
         try:
             outcome = await run_isolated(name, call, warn=functools.partial(self._state.warn, self._slot))
+        except (ApprovalRequired, CallDeferred) as deferred:  # an identical call waiting on this one is deferred too
+            future.set_exception(deferred)
+            future.exception()  # retrieved: the waiting calls re-raise it, and none may be waiting
+            self._cache.pop(key, None)
+            raise
         except BaseException:
             future.cancel()
             self._cache.pop(key, None)

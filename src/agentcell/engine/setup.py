@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingDelta, TokenDelta
 from ..events.json import needs_scrub, scrub_event
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
-from ..options import (
-    DEFAULT_COMPACTION,
-    NO_DEPS,
-    ApproveCallback,
-    Compaction,
-    Dispatch,
-    RunOptions,
-    ToolLike,
-)
+from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
+from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
 from ..template.program import Template
@@ -46,7 +37,7 @@ from .guard import Guards
 from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
-from .toolbox import ToolRegistry, build_registry
+from .toolbox import ToolRegistry, build_registry, check_toolsets
 
 RESUMABLE: frozenset[RunStatus] = frozenset({"stopped", "failed", "budget_exhausted"})
 SCRUB_WARNINGS = 3
@@ -73,26 +64,8 @@ class _Setup:
     """The slots' pydantic-ai agents, built once per slot shape for every run started from this setup."""
 
 
-def start_run(
-    template: Template | str,
-    *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve: ApproveCallback | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
-) -> Run:
+@option_keywords
+def start_run(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> Run:
     """Check everything that can be checked, then start the run as a task on the running loop.
 
     The keywords are `RunOptions`' fields (see there for each). Long-run options: `context_window`
@@ -104,27 +77,10 @@ def start_run(
     whose functions `dispatch` maps by name.
 
     Raises (before any model call): `TemplateSyntaxError`/`UndefinedVariableError`,
-    `ToolDefinitionError`, `ModelConfigError`, or `AgentcellError` when no event loop is running.
+    `ToolDefinitionError`, `ModelConfigError`, or `AgentcellError` when no event loop is running;
+    `TypeError` for a keyword that is not an option.
     """
-    options = RunOptions(
-        context=context,
-        model=model,
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve=approve,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
-    return start(template, options)
+    return start(template, options_for(start_run, options))
 
 
 def start(template: Template | str, options: RunOptions) -> Run:
@@ -149,6 +105,7 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
     if resume_from is not None:
         history = resume_from.messages[: resume_from.history_length]
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
+    check_toolsets(options.toolsets)
     setup = _Setup(
         template=compiled,
         context=dict(options.context or {}),
@@ -220,6 +177,8 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         model=setup.model,
         ceiling=ceiling_from(options.limits),
         registry=setup.registry,
+        toolsets=tuple(options.toolsets),
+        approve_writes=options.approve_writes,
         guards=Guards(run_id, sink.emit),
         usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
         deps=options.deps,
@@ -281,6 +240,9 @@ class _Sink:
         self.state: RunState | None = None
         self._scrubbed = 0
         self._ended = False
+        self._held: dict[tuple[str, str, int], TokenDelta | ThinkingDelta] = {}
+        """Per stream (kind, slot, round): the end of its last delta, held back because it could begin one of
+        the run's credentials (streams interleave: a guard's thinking beside a slot's answer)."""
         self.text = TextCoalescer(run_id, self._deliver)
 
     def emit(self, event: Event) -> None:
@@ -294,6 +256,36 @@ class _Sink:
         self._deliver(event)
 
     def _deliver(self, event: Event) -> None:
+        secrets = None if self.state is None else self.state.secrets
+        if secrets:  # the run's credentials never reach a store: masked here, a key split across deltas too
+            if isinstance(event, TokenDelta | ThinkingDelta):
+                masked = self._masked_delta(event, secrets)
+                if masked is None:
+                    return
+                event = masked
+            elif self._held:
+                held, self._held = self._held, {}
+                for delta in held.values():  # any other event: what was held is not the start of a key
+                    self._put(delta)
+        self._put(event)
+
+    def _masked_delta(
+        self, event: TokenDelta | ThinkingDelta, secrets: KnownSecrets
+    ) -> TokenDelta | ThinkingDelta | None:
+        """`event` with the run's credentials masked, after the text held back from the delta before it;
+        its end held back in turn when it could begin a credential (`None`: all of it is held)."""
+        stream = (event.kind, event.slot, event.round)
+        held = self._held.pop(stream, None)
+        masked = secrets.mask(event.text if held is None else held.text + event.text)
+        keep = secrets.tail(masked)
+        if keep:
+            self._held[stream] = replace(event, text=masked[-keep:])
+            masked = masked[:-keep]
+        if not masked:
+            return None
+        return event if masked is event.text else replace(event, text=masked)
+
+    def _put(self, event: Event) -> None:
         if self._ended:
             return
         self._ended = isinstance(event, ProcessingComplete)

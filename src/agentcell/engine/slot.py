@@ -24,6 +24,7 @@ from pydantic_core import to_json
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
+from ..providers.known_secrets import model_secrets
 from ..providers.models import resolve_model
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
@@ -118,6 +119,7 @@ async def run_slot(
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
     value, _ = scrub(output.value(result.output))  # valid UTF-8 for every view (the deltas were warned about)
+    value = state.secrets.mask_value(value)  # a model repeating the run's key (its response parts were masked too)
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
@@ -148,7 +150,8 @@ class _AgentCall:
         state, name = self.state, self.requests.slot
         with (
             request_scope(name, on_retry=functools.partial(_report_retry, state, name)),
-            capturing(self.requests.model, emit=state.emit, run_id=state.run_id, slot=name),  # the wire view
+            capturing(self.requests.model, emit=state.emit, warn=functools.partial(_warn_once, state, name),
+                      run_id=state.run_id, slot=name),  # the wire view
             bound(self.binding),  # the shared agent's per-run state, read by its run's tasks (copies of this context)
         ):
             run = functools.partial(
@@ -167,6 +170,12 @@ class _AgentCall:
             return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
 
 
+def _warn_once(state: RunState, slot: str, message: str) -> None:
+    """A warning said once per run (the wire capture's: every request of every slot would repeat it)."""
+    if message not in state.warnings:
+        state.warn(slot, message)
+
+
 def _agent_call(
     state: RunState,
     spec: SlotSpec,
@@ -183,18 +192,26 @@ def _agent_call(
     stream.meter = OutputMeter(budget.output_tokens)
     tools: list[Tool[Any]] = []
     calls: SlotCalls | None = None
+    toolsets = state.toolsets if options.use_tools else ()
     if options.use_tools:
-        entries = state.registry.select(options.tools)
+        entries = state.registry.select(options.tools, elsewhere=bool(toolsets))
         policies = {tool: entry.policy for tool, entry in entries.items()}
-        calls = SlotCalls(state, name, policies, budget)
+        allowed = None if options.tools is None else frozenset(options.tools)
+        calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
-    # No capability (`agents.py`): the request hooks ride on the run's model, the tool calls and approvals
-    # on the binding the shared agent's toolset and approval capability read.
+    # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
+    # one capability (only with tools, `agents.py`) reads.
+    state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
     requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
     agent = state.agents.agent_for(
-        tools=tools, deps_type=state.deps_type, name=spec.name, retries=retry_budget(options, budget), answers=answers
+        tools=tools,
+        toolsets=toolsets,
+        deps_type=state.deps_type,
+        name=spec.name,
+        retries=retry_budget(options, budget),
+        answers=answers,
     )
     validate = None if output.check is None else _validator(output.check, stream)
     prompt: str | None

@@ -126,7 +126,12 @@ class SlotModel(WrapperModel):
         else:
             sent = await self._before(messages, model_request_parameters, run_context)
         async with self.wrapped.request_stream(sent, model_settings, model_request_parameters, run_context) as stream:
-            yield stream
+            try:
+                yield stream
+            finally:  # a stopped or broken response is kept in the history too
+                secrets = self.requests.state.secrets
+                if secrets:  # a model repeating the run's key: masked before anything keeps the response
+                    secrets.mask_parts(stream.get().parts)
         response = stream.get()
         if response.state == "suspended":  # the provider goes on with it in the next segment
             self._suspended = response if self._suspended is None else merge_responses(self._suspended, response)

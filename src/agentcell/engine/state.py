@@ -12,12 +12,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from ..events import Event, RunStatus, RunWarning, ThinkingDelta, TokenDelta, Usage, UsageUpdated
 from ..options import NO_DEPS as NO_DEPS
 from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
+from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel
 from .agents import SlotAgents
 from .coalesce import TextCoalescer
@@ -96,6 +98,10 @@ class RunState:
     ceiling: UsageLimits
     registry: ToolRegistry
     guards: Guards
+    toolsets: tuple[AbstractToolset[Any], ...] = ()
+    """The run's `toolsets=`: pydantic-ai toolsets every slot with tools offers beside the registry's tools."""
+    approve_writes: bool = False
+    """Ask before every call not marked readonly (the registry's tools are marked when built; see `toolbox.py`)."""
     usage: UsageBook
     deps: Any = None
     deps_type: type[Any] = NO_DEPS
@@ -117,6 +123,9 @@ class RunState:
     """What `emit_text` feeds, for a slot to watch its merges (`ShownText` keeps the merged strings)."""
     agents: SlotAgents = field(default_factory=SlotAgents)
     """The slots' pydantic-ai agents, shared with every run of the same prepared setup (`agents.py`)."""
+    secrets: KnownSecrets = field(default_factory=KnownSecrets)
+    """The credentials of the run's models (each slot adds its model's), masked in the run's own text:
+    the responses' parts (`slotmodel.py`), the answers, the streamed deltas (`setup.py`'s sink)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

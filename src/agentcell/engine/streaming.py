@@ -121,8 +121,10 @@ class SlotStream:
 
     @property
     def shown(self) -> str:
-        """Answer text shown in the current round and not retracted."""
-        return str(self._shown)
+        """Answer text shown in the current round and not retracted (the run's credentials masked: it is
+        kept as a retraction's narration and a failed slot's partial answer)."""
+        text = str(self._shown)
+        return self._state.secrets.mask(text) if self._state.secrets else text
 
     async def _text(self, text: str, step: int) -> None:
         if not self._streams_text or not text or step in self._gathering:

@@ -14,6 +14,11 @@ Besides callables and `pydantic_ai.Tool` objects, OpenAI-style declarations
 take them) become tools through `Tool.from_schema`, calling the function `dispatch` maps the name to.
 pydantic-ai skips argument validation for such tools, so `_schema_check` refuses missing, unknown
 and wrongly typed top-level arguments before the call, as for any other tool.
+
+The run's `toolsets=` (any pydantic-ai toolset) are not built here: their tools are known only when
+pydantic-ai asks them, per step. Each is given a policy from its definition when it is offered
+(`foreign_policy`, `offered_tool`): `metadata={"readonly": True}` as for a `Tool`, the per-tool timeout
+taken over by the engine, approval when pydantic-ai's definition asks for it or `approve_writes` does.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from typing import Any
 import anyio.to_thread
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.exceptions import ModelRetry, UserError
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from ..errors import ToolDefinitionError
 from ..options import Dispatch as Dispatch
@@ -52,11 +60,14 @@ class ToolRegistry:
     def names(self) -> tuple[str, ...]:
         return tuple(self.entries)
 
-    def select(self, names: Sequence[str] | None) -> dict[str, ToolEntry]:
-        """The entries a slot may use (`tools=a+b` restricts them); unknown names are an error."""
+    def select(self, names: Sequence[str] | None, *, elsewhere: bool = False) -> dict[str, ToolEntry]:
+        """The entries a slot may use (`tools=a+b` restricts them); unknown names are an error, unless they may
+        be `elsewhere`: in the run's `toolsets=`, whose tools are known only when the run asks them."""
         if names is None:
             return dict(self.entries)
         unknown = [name for name in names if name not in self.entries]
+        if unknown and elsewhere:
+            return {name: self.entries[name] for name in names if name in self.entries}
         if unknown:
             known = ", ".join(self.entries) or "none"
             raise ToolDefinitionError(f"unknown tool {unknown[0]!r} in tools=; this run's tools are: {known}")
@@ -182,6 +193,38 @@ def _schema_check(schema: Mapping[str, Any], ctx: RunContext[Any], /, **args: An
             problems.append(f"argument {key!r} should be {' or '.join(kinds)}, got {type(value).__name__}")
     if problems:
         raise ModelRetry("; ".join(problems))
+
+
+def check_toolsets(toolsets: Sequence[Any]) -> None:
+    """Refuse a `toolsets=` item that is not a pydantic-ai toolset (before any request, naming what it was)."""
+    if isinstance(toolsets, (str, bytes, AbstractToolset)):
+        raise ToolDefinitionError(f"toolsets= takes a list of pydantic-ai toolsets, got {type(toolsets).__name__}")
+    for item in toolsets:
+        if not isinstance(item, AbstractToolset):
+            raise ToolDefinitionError(
+                f"toolsets= takes pydantic-ai toolsets (FunctionToolset, an MCP server, any AbstractToolset); "
+                f"{item!r} is a {type(item).__name__} (a function or Tool goes in tools=)"
+            )
+
+
+def foreign_policy(tool_def: ToolDefinition, *, approve_writes: bool) -> ToolPolicy:
+    """The policy of a tool offered by one of the run's `toolsets=`, read from its definition."""
+    readonly = bool((tool_def.metadata or {}).get("readonly", False))
+    approve = tool_def.kind == "unapproved" or (approve_writes and not readonly and tool_def.kind == "function")
+    return ToolPolicy(
+        readonly=readonly, approve=approve, timeout=tool_def.timeout, name=tool_def.name, sequential=tool_def.sequential
+    )
+
+
+def offered_tool(tool: ToolsetTool[Any], policy: ToolPolicy) -> ToolsetTool[Any]:
+    """`tool` as the engine offers it: its timeout enforced by the engine (an error string the model reads, not
+    pydantic-ai's retry; pydantic-ai hands the definition it was given down to the toolset that runs it), and
+    deferred for approval when its policy says so."""
+    tool_def = tool.tool_def
+    kind = "unapproved" if policy.approve and tool_def.kind == "function" else tool_def.kind
+    if tool_def.timeout is None and kind == tool_def.kind:
+        return tool
+    return replace(tool, tool_def=replace(tool_def, timeout=None, kind=kind))
 
 
 def _needing_approval(entry: ToolEntry) -> ToolEntry:

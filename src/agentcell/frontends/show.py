@@ -15,19 +15,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import weakref
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
-from typing import Any
-
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models import Model
-from pydantic_ai.usage import UsageLimits
+from typing import Any, Unpack
 
 from ..errors import NoEventLoop
-from ..journal import JournalOption
-from ..options import DEFAULT_COMPACTION, NO_DEPS, Compaction, Dispatch, RunOptions, ToolLike
-from ..result import RunResult
+from ..options import ShowOptionsKwargs, option_keywords, options_for
 from ..template.program import Template
 from .base import FrontEnd, Place
 from .handle import launch
@@ -78,25 +70,9 @@ def stop_all() -> list[LiveRun]:
     return stopped
 
 
+@option_keywords
 def show(
-    template: Template | str,
-    *,
-    context: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
-    tools: Sequence[ToolLike] = (),
-    dispatch: Dispatch | None = None,
-    deps: Any = None,
-    deps_type: type[Any] = NO_DEPS,
-    limits: UsageLimits | None = None,
-    approve_writes: bool = False,
-    history: Sequence[ModelMessage] | None = None,
-    run_id: str | None = None,
-    context_window: int | None = None,
-    compaction: Compaction | None = DEFAULT_COMPACTION,
-    journal: JournalOption = None,
-    resume_from: RunResult | None = None,
-    now: datetime | None = None,
-    key: str | AgentWidget | None = None,
+    template: Template | str, *, key: str | AgentWidget | None = None, **options: Unpack[ShowOptionsKwargs]
 ) -> AgentWidget:
     """Start a run on the running loop and return its live widget (marimo, Jupyter, Python inside a loop).
 
@@ -110,26 +86,10 @@ def show(
     """
     from ..template import compile_template
 
+    chosen = options_for(show, options)
     _require_loop()
-    options = RunOptions(
-        context=context,
-        model=model,
-        tools=tools,
-        dispatch=dispatch,
-        deps=deps,
-        deps_type=deps_type,
-        limits=limits,
-        approve_writes=approve_writes,
-        history=history,
-        run_id=run_id,
-        context_window=context_window,
-        compaction=compaction,
-        journal=journal,
-        resume_from=resume_from,
-        now=now,
-    )
     compiled = compile_template(template) if isinstance(template, str) else template
-    return _show(LaunchSpec(template=compiled, options=options, hints="python"), key=key)
+    return _show(LaunchSpec(template=compiled, options=chosen, hints="python"), key=key)
 
 
 def _show(spec: LaunchSpec, *, key: str | AgentWidget | None) -> AgentWidget:

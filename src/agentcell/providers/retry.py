@@ -43,8 +43,8 @@ from pydantic_ai.settings import ModelSettings
 
 from ..errors import ProviderError
 from .hooks import RetryNotice, current_scope
+from .known_secrets import model_secrets
 from .secrets import mask_secrets as mask_secrets
-from .secrets import url_secrets
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,10 +191,7 @@ class RetryingModel(WrapperModel):
         return ProviderError(message, status=status, retryable=transient_reason(exc) is not None)
 
     def _secrets(self) -> list[str]:
-        client = getattr(self.wrapped, "client", None)
-        key = getattr(client, "api_key", None)
-        base = getattr(self.wrapped, "base_url", None)
-        return [*([key] if isinstance(key, str) else []), *(url_secrets(base) if isinstance(base, str) else [])]
+        return model_secrets(self.wrapped)  # its key, its URL's password, its client's credential headers
 
 
 def retry_after(exc: ModelAPIError) -> float | None:

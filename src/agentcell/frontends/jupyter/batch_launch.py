@@ -1,7 +1,7 @@
 """From a `%%agent --over EXPR` cell to a running `Batch` and its widget.
 
 `batch_spec` compiles the cell once and builds the per-row `RunOptions` the same way a single run's
-are built (`launch.build_spec`: model, tools, budgets, cassettes), except that the template's
+are built (`cell.build_spec`: model, tools, budgets, cassettes), except that the template's
 variables may come from the rows: the namespace and `--context` are every row's base, and each row
 adds its own fields. `launch_batch` starts the batch on the running loop, shows its widget and keeps
 a strong reference in the shell's `RunRegistry` (re-running the cell stops the previous batch;
@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...batch import Batch, BatchError, BatchOptions, start_batch
+from ...options import RunOptions
 from ..launch import LaunchSpec
 from ..registry import RunRegistry
 from ..widget.batch_view import BatchWidget
@@ -24,13 +25,14 @@ from .cell import build_spec, compile_cell
 from .notebook import namespace_snapshot
 
 
-def batch_spec(cell: str, *, user_ns: Mapping[str, Any], hidden: Mapping[str, Any] | None = None,
-               context: Mapping[str, Any] | None = None, **spec: Any) -> LaunchSpec:
+def batch_spec(cell: str, options: RunOptions, *, user_ns: Mapping[str, Any],
+               hidden: Mapping[str, Any] | None = None, **spec: Any) -> LaunchSpec:
     """`build_spec` for a batch cell: variables the namespace lacks are left to the rows (checked per row)."""
     template = compile_cell(cell, include_paths=spec.get("include_paths", ()), types=spec.get("types", ()))
-    base = {**namespace_snapshot(user_ns, hidden), **(context or {})}
+    base = {**namespace_snapshot(user_ns, hidden), **(options.context or {})}
     holes = dict.fromkeys((v for v in template.variables if v not in base), None)
-    built = build_spec(cell, user_ns=user_ns, hidden=hidden, context={**(context or {}), **holes}, **spec)
+    with_holes = replace(options, context={**(options.context or {}), **holes})
+    built = build_spec(cell, with_holes, user_ns=user_ns, hidden=hidden, **spec)
     return replace(built, options=replace(built.options, context=base))
 
 

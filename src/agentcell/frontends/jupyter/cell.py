@@ -1,13 +1,15 @@
 """From a `%%agent` cell to a ready-to-start run: everything the magic decides before any model call.
 
-`build_spec` compiles the template, snapshots the namespace, picks the tools and builds the budget
-ceiling. It raises agentcell errors (turned into one-line `UsageError`s by the magic). Kept apart
-from `magics.py` so the same rules serve the background, `--wait`, terminal and `--over` modes.
+`cell_options` turns the magic's flags into `RunOptions`; `build_spec` takes those plus the cell's own
+fields, compiles the template, snapshots the namespace and picks the tools. It raises agentcell errors
+(turned into one-line `UsageError`s by the magic). Kept apart from `magics.py` so the same rules serve
+the background, `--wait`, terminal and `--over` modes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
@@ -17,7 +19,7 @@ from pydantic_ai.usage import UsageLimits
 from ...options import NO_DEPS, RunOptions
 from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 from ..launch import LaunchSpec
-from .notebook import current_cell_id, namespace_snapshot, notebook_tools
+from .notebook import current_cell_id, namespace_snapshot, notebook_tools, notebook_toolsets
 
 if TYPE_CHECKING:
     from ...template import CompiledTemplate
@@ -25,18 +27,11 @@ if TYPE_CHECKING:
 
 def build_spec(
     cell: str,
+    options: RunOptions,
     *,
     user_ns: Mapping[str, Any],
     hidden: Mapping[str, Any] | None = None,
-    model: str | Model | None = None,
     tools: Sequence[str] | None = None,
-    context: Mapping[str, Any] | None = None,
-    deps: Any = None,
-    max_iter: int = MAX_REQUESTS,
-    max_calls: int = MAX_TOOL_CALLS,
-    max_tokens: int = MAX_OUTPUT_TOKENS,
-    approve: str = "none",
-    history_from: tuple[ModelMessage, ...] | None = None,
     record: str | None = None,
     replay: str | None = None,
     include_paths: Sequence[str] = (),
@@ -47,20 +42,23 @@ def build_spec(
     shell: Any = None,
 ) -> LaunchSpec:
     """Compile and check a cell; raise `TemplateSyntaxError`/`ToolDefinitionError`/`TypeDefinitionError`
-    before any model call."""
+    before any model call.
+
+    `options` are the run's (`cell_options` builds them from the magic's flags); the rest is the cell's
+    own: the namespace (its variables join `options.context`, which wins), the tools it exposes by name
+    (`--tools`, joining `options.tools`), the cassette flags (which wrap `options.model`), include paths
+    and `--types` files, and how the cell shows the run.
+    """
     template = compile_cell(cell, include_paths=include_paths, types=types)
     ctx = namespace_snapshot(user_ns, hidden)
-    ctx.update(context or {})
+    ctx.update(options.context or {})
     template.check_context(ctx)  # the mapping: custom-named @action functions are found by their values
-    options = RunOptions(
+    options = replace(
+        options,
         context=ctx,
-        model=cassette_model(model, record=record, replay=replay),
-        tools=tuple(notebook_tools(user_ns, tools)),
-        deps=deps,
-        deps_type=type(deps) if deps is not None else NO_DEPS,
-        limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
-        approve_writes=approve == "writes",
-        history=history_from,
+        model=cassette_model(options.model, record=record, replay=replay),
+        tools=(*notebook_tools(user_ns, tools), *options.tools),
+        toolsets=(*notebook_toolsets(user_ns, tools), *options.toolsets),
     )
     return LaunchSpec(
         template=template,
@@ -72,6 +70,30 @@ def build_spec(
         hint=stop_hint() if wait else "",
         record=record,
         replay=replay,
+    )
+
+
+def cell_options(
+    *,
+    model: str | Model | None = None,
+    context: Mapping[str, Any] | None = None,
+    deps: Any = None,
+    max_iter: int = MAX_REQUESTS,
+    max_calls: int = MAX_TOOL_CALLS,
+    max_tokens: int = MAX_OUTPUT_TOKENS,
+    approve: str = "none",
+    history_from: tuple[ModelMessage, ...] | None = None,
+) -> RunOptions:
+    """The `RunOptions` a cell's flags (and `%agent config`) ask for: `--model`, `--context`, `--deps` (its
+    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`."""
+    return RunOptions(
+        context=context,
+        model=model,
+        deps=deps,
+        deps_type=type(deps) if deps is not None else NO_DEPS,
+        limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
+        approve_writes=approve == "writes",
+        history=history_from,
     )
 
 

@@ -76,7 +76,8 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
     @argument("--include-path", dest="include_paths", action="append", default=[], metavar="DIR",
-              help="Also look for <include src=…/> files in DIR (repeatable; relative to the notebook's folder).")
+              help="Also look for <include src=…/> files in DIR (repeatable; relative to the notebook's folder). "
+                   "Includes may not leave these folders and the notebook's; `--include-path /` allows any file.")
     @argument("--types", dest="types", action="append", default=[], metavar="FILE",
               help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
@@ -133,19 +134,15 @@ class AgentMagics(AgentCommands, Magics):
             raise UsageError(str(exc)) from None
 
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
-        from .cell import build_spec
+        from .cell import build_spec, cell_options
 
         build_spec = build or build_spec
         for flag in ("max_iter", "max_calls", "max_tokens"):
             value = getattr(args, flag)
             if value is not None and value < 1:
                 raise UsageError(f"--{flag.replace('_', '-')} must be a positive whole number, got {value}")
-        return build_spec(
-            cell,
-            user_ns=self.ip.user_ns,
-            hidden=self.ip.user_ns_hidden,
+        options = cell_options(
             model=self._model(args.model) or self.model,
-            tools=args.tools,
             context=self._eval(args.context, "--context", dict) if args.context else None,
             deps=self._eval(args.deps, "--deps", object) if args.deps else None,
             max_iter=args.max_iter or self.max_iter,
@@ -153,6 +150,13 @@ class AgentMagics(AgentCommands, Magics):
             max_tokens=args.max_tokens or self.max_tokens,
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
+        )
+        return build_spec(
+            cell,
+            options,
+            user_ns=self.ip.user_ns,
+            hidden=self.ip.user_ns_hidden,
+            tools=args.tools,
             record=args.record,
             replay=args.replay,
             include_paths=tuple(args.include_paths),

@@ -36,11 +36,25 @@ def notebook_tools(user_ns: Mapping[str, Any], names: Sequence[str] | None) -> l
             if name not in user_ns:
                 raise ToolDefinitionError(f"--tools names {name!r}, which is not defined in the notebook")
             value = user_ns[name]
+            if _is_toolset(value):
+                continue  # the run's `toolsets=` (`notebook_toolsets`)
             if not callable(value):
                 raise ToolDefinitionError(f"--tools names {name!r}, which is a {type(value).__name__}, not a callable")
             found.append(value)
         return found
     return [v for k, v in user_ns.items() if not k.startswith("_") and callable(v) and policy_of(v) is not None]
+
+
+def notebook_toolsets(user_ns: Mapping[str, Any], names: Sequence[str] | None) -> list[Any]:
+    """The pydantic-ai toolsets (an MCP server, a `FunctionToolset`, ...) named with `--tools`; never implicit,
+    as an undecorated function is not."""
+    return [user_ns[name] for name in names or () if name in user_ns and _is_toolset(user_ns[name])]
+
+
+def _is_toolset(value: object) -> bool:
+    from pydantic_ai.toolsets import AbstractToolset  # here, not at import: `%load_ext` must not load pydantic-ai
+
+    return isinstance(value, AbstractToolset)
 
 
 def current_parent(shell: Any) -> Mapping[str, Any] | None:
