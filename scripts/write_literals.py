@@ -1,7 +1,7 @@
 """Write `src/agentcell/transcript/literals.json` (statuses, item types) from the Python types.
 
 Run `PYTHONPATH=src python scripts/write_literals.py` after changing `RunStatus`, `SlotStatus`, `LiveStatus`
-(`agentcell/usage.py`) or the item types (`agentcell/transcript/items.py`); `tests/test_transcript.py`
+(`agentcell/usage.py`) or the item types (`agentcell/transcript/items.py`); `tests/transcript/test_transcript.py`
 fails until the file is written again. The widget's reducer (`js/src/state/`) reads it.
 """
 

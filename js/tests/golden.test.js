@@ -1,5 +1,5 @@
 // Golden transcripts (tests/fixtures/transcripts/README.md): the same wire events give the same
-// canonical transcript JSON here as in the Python port (tests/test_transcript.py).
+// canonical transcript JSON here as in the Python port (tests/transcript/test_transcript.py).
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

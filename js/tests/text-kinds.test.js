@@ -1,6 +1,6 @@
 // Every free-text kind (think, poem, extract, speak, text) is shown as Markdown, a list of text as its JSON
 // value: the live widget and its teaching view over the golden run tests/fixtures/transcripts/text-kinds
-// and its hand-checked text-kinds.shown.json (the Python views: tests/test_text_kinds_views.py). Which types
+// and its hand-checked text-kinds.shown.json (the Python views: tests/render/test_text_kinds_views.py). Which types
 // are free text comes from src/agentcell/slot_kinds.json, written from the slot kinds.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -8,7 +8,7 @@ IDEs check every keyword's name and type. `@option_keywords` writes those keywor
 defaults, into the function's signature for `help()`, IPython's `?` and keyword completion, and
 `options_for` turns the keywords into a `RunOptions`, naming any unknown one and its close matches.
 Adding an option is one change here: its field in `RunOptions` and its key in the group of surfaces
-that take it (`_EveryRunKeywords` for all); `tests/test_options.py` fails while the two disagree.
+that take it (`_EveryRunKeywords` for all); `tests/house/test_options.py` fails while the two disagree.
 
 The types the options are made of live here too, below the engine, so every layer can name them:
 `ToolLike`/`Dispatch`/`ToolsetLike`, `ApprovalDecision`/`ApproveCallback` and `Compaction`. The default budget

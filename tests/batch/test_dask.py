@@ -20,7 +20,7 @@ from .test_server import shout, until
 
 distributed = pytest.importorskip("distributed")
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a real Dask cluster: worker processes start
 TEMPLATE = "SHOUT: {{ item }} [[answer]]"
 
 

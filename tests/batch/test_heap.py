@@ -26,6 +26,7 @@ def clean_heap() -> Iterator[None]:
     heap._holders, heap._frozen = 0, False
 
 
+@pytest.mark.slow  # a full collection of a heap grown on purpose
 async def test_a_batch_freezes_the_heap_while_it_runs_and_gives_it_back() -> None:
     before = object()  # tracked by the collector, made before the batch
     assert gc.is_tracked([before])

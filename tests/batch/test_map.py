@@ -18,6 +18,7 @@ TEMPLATE = "SHOUT: {{ item }} [[answer]]"
 WORDS = [f"w{i:03d}" for i in range(200)]
 
 
+@pytest.mark.slow  # 600 runs
 @pytest.mark.parametrize("concurrency", [1, 8, 64], ids=["c1", "c8", "c64"])
 async def test_200_rows_give_the_same_results_in_row_order(concurrency: int) -> None:
     model = Shouter()

@@ -212,3 +212,47 @@ def wait_for_words(locator: Any, n: int, *, timeout: float = 30.0) -> int:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{locator} held {count} words after {timeout} s; wanted {n}")
         time.sleep(0.05)
+
+
+def painted(page: Any) -> None:
+    """Return once the page has rendered two more frames: whatever a handler, a theme change or a view
+    queued for its next render has run. A barrier on the page's own clock, not a pause of a guessed length."""
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null))))")
+
+
+def settled(page: Any) -> None:
+    """Return once the page is loaded and has made no network request for Playwright's quiet period, then
+    rendered: a document that would fetch something (a payload's image, a stylesheet) has asked by then."""
+    page.wait_for_load_state("networkidle")
+    painted(page)
+
+
+class KernelFrames:
+    """The kernel messages the page receives over its websockets, kept as text so a test can wait until
+    one has arrived (the `final` trait a run sends after its last event) instead of pausing for it."""
+
+    def __init__(self, page: Any) -> None:
+        """Make it before the page opens the notebook: a socket opened earlier is not seen."""
+        self.frames: list[str] = []
+        self.sockets: list[Any] = []
+        page.on("websocket", self._socket)
+
+    def _socket(self, ws: Any) -> None:
+        self.sockets.append(ws)
+        ws.on("framereceived", self._frame)
+
+    def _frame(self, payload: str | bytes) -> None:
+        self.frames.append(_text(payload))
+
+    def wait_for(self, *needles: str, timeout: float = 30.0) -> None:
+        """Return once a frame holding every needle has arrived (the sync API delivers events only inside
+        its calls, and `wait_for_event` registers before it lets them in, so none slips between)."""
+        if any(all(n in frame for n in needles) for frame in self.frames):
+            return
+        (ws,) = [ws for ws in self.sockets if "/channels" in ws.url and not ws.is_closed()][-1:]
+        ws.wait_for_event("framereceived", predicate=lambda p: all(n in _text(p) for n in needles),
+                          timeout=timeout * 1000)
+
+
+def _text(payload: str | bytes) -> str:
+    return payload if isinstance(payload, str) else payload.decode("utf-8", "replace")

@@ -16,7 +16,18 @@ from typing import Any
 
 import pytest
 
-from tests.browser.lab import ARTIFACTS, Lab, cell, open_notebook, run_cell, sync_api, wait_cell_done, wait_for_words
+from tests.browser.lab import (
+    ARTIFACTS,
+    KernelFrames,
+    Lab,
+    cell,
+    open_notebook,
+    painted,
+    run_cell,
+    sync_api,
+    wait_cell_done,
+    wait_for_words,
+)
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -154,7 +165,7 @@ ACTIVE = """() => { const a = document.activeElement; return a ? {
 def _theme(page: Any, name: str) -> None:
     page.evaluate("(t) => { void window.jupyterapp.commands.execute('apputils:change-theme', {theme: t}); }", name)
     page.wait_for_function("(t) => document.body.dataset.jpThemeName === t", arg=name)
-    time.sleep(0.4)
+    painted(page)  # the theme's stylesheet is in (JupyterLab sets the name once it loaded); now it is applied
 
 
 def _contrast(page: Any) -> list[dict[str, Any]]:
@@ -250,6 +261,7 @@ def test_every_text_node_meets_4_5_to_1_in_light_dark_and_high_contrast(lab: Lab
 
 
 def test_stop_keeps_the_focus_and_the_stop_is_announced_once(lab: Lab, page: Any) -> None:
+    frames = KernelFrames(page)  # before the notebook opens its kernel's websocket
     _start(lab, page, "stop-focus.ipynb", ["run(answer=LONG, delay=0.05)"])
     run_cell(page, 1)
     widget = cell(page, 1).locator(".agentcell")
@@ -259,7 +271,8 @@ def test_stop_keeps_the_focus_and_the_stop_is_announced_once(lab: Lab, page: Any
     page.keyboard.press("Enter")  # the keyboard way
     expect(widget).to_have_attribute("data-status", "stopped", timeout=10_000)
     expect(widget.locator(".agentcell-status")).to_have_text("stopped")
-    time.sleep(0.5)  # the final trait and the static twin arrive after the status
+    frames.wait_for('"update"', '"final"')  # the final trait arrives after the status: it must not move the focus
+    painted(page)
     focused = _active(page)
     assert focused is not None and focused["inWidget"], focused
     assert (focused["tag"], focused["label"]) == ("BUTTON", "Stop the run"), focused
@@ -275,8 +288,15 @@ def test_stop_keeps_the_focus_and_the_stop_is_announced_once(lab: Lab, page: Any
     assert page.js_errors == []
 
 
+# The second run starts once the test has put the reader in another cell (it creates the file).
+SECOND_WHEN_TOLD = """import pathlib
+while not pathlib.Path("go-second").exists():
+    await asyncio.sleep(0.05)
+run('send_note')"""
+
+
 def test_pending_approval_is_announced_and_the_focus_follows_approve_and_deny(lab: Lab, page: Any) -> None:
-    _start(lab, page, "approve-focus.ipynb", ["run('send_note')", "await asyncio.sleep(3)\nrun('send_note')"])
+    _start(lab, page, "approve-focus.ipynb", ["run('send_note')", SECOND_WHEN_TOLD])
     run_cell(page, 1)
     first = cell(page, 1).locator(".agentcell")
     card = first.locator('.agentcell-approval[data-approval="pending"]')
@@ -305,10 +325,11 @@ def test_pending_approval_is_announced_and_the_focus_follows_approve_and_deny(la
     cell(page, 0).locator(".jp-InputArea-editor").click()
     editor = _active(page)
     assert "cm-content" in editor["cls"], editor
+    (lab.root / "go-second").touch()  # the reader is typing elsewhere: now the second run may start
     second = cell(page, 2).locator(".agentcell")
     expect(second.locator('.agentcell-approval[data-approval="pending"]')).to_be_visible(timeout=30_000)
     expect(second.locator(".agentcell-status")).to_have_text("waiting for your approval: send_note")
-    time.sleep(0.5)
+    painted(page)  # the card has rendered (its status said so) and a frame more: the focus it would take is taken
     assert _active(page) == editor
     second.locator(".agentcell-goto-approval").focus()
     page.keyboard.press("Enter")
@@ -338,10 +359,9 @@ def test_reduced_motion_leaves_no_running_animation(lab: Lab, page: Any) -> None
     moving = page.evaluate(RUNNING_ANIMATIONS, widget.element_handle())
     assert moving, "the probe sees no animation even without the preference"
     page.emulate_media(reduced_motion="reduce")
-    for _ in range(5):
-        time.sleep(0.2)
+    for more in range(1, 6):  # sampled as the stream renders five more words
+        wait_for_words(answer, words + more)
         assert page.evaluate(RUNNING_ANIMATIONS, widget.element_handle()) == []
-    wait_for_words(answer, words + 5)  # still streaming
     assert widget.get_attribute("data-status") == "running"
     assert page.evaluate(RUNNING_ANIMATIONS, widget.element_handle()) == []
     _record("animations_without_reduced_motion", moving)

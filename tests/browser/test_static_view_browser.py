@@ -21,6 +21,7 @@ from tests.browser.lab import (
     dismiss_kernel_dialog,
     open_notebook,
     run_cell,
+    settled,
     sync_api,
     wait_cell_done,
 )
@@ -59,7 +60,7 @@ def test_static_transcript_renders_markdown_and_no_payload_runs(page: Any, tmp_p
     page.on("request", lambda r: requests.append(r.url))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(path.as_uri())
-    page.wait_for_timeout(500)  # let any handler that could fire (onload, onerror, ontoggle) do so
+    settled(page)  # any handler that could fire (onload, onerror, ontoggle) or fetch has done so
     static = page.locator(".agentcell-static")
     assert static.locator(".ac-answer h2").inner_text() == "Who leads PSYC605"
     assert "print('<b>not bold</b>')" in static.locator(".ac-answer pre code").first.inner_text()
@@ -93,7 +94,10 @@ def test_jupyterlab_does_not_typeset_dollar_signs_in_a_saved_transcript(lab: Lab
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("Math shows here: $y^2$"),
                 nbformat.v4.new_code_cell("%%agent\nPrices?\n[[answer]]", outputs=[nbformat.v4.new_output(
-                    "display_data", data={"text/html": render_html(events), "text/plain": answer})])]
+                    "display_data", data={"text/html": render_html(events), "text/plain": answer})]),
+                # The control: an HTML output rendered after it, whose math JupyterLab does typeset.
+                nbformat.v4.new_code_cell("control", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/html": "<p class='control'>typeset: $z^2$</p>", "text/plain": "z"})])]
     NotebookNotary().sign(nb)  # trusted, like a notebook JupyterLab saved itself
     nbformat.write(nb, lab.root / "dollars.ipynb")
     page.goto(lab.url("lab/tree/dollars.ipynb"))
@@ -101,7 +105,8 @@ def test_jupyterlab_does_not_typeset_dollar_signs_in_a_saved_transcript(lab: Lab
     expect(page.locator(".jp-MarkdownCell mjx-container")).to_have_count(1, timeout=30_000)  # MathJax is loaded
     static = page.locator(".agentcell-static")
     expect(static.locator(".ac-answer")).to_have_text(answer)
-    page.wait_for_timeout(500)  # an output's typesetting would have landed by now
+    # Outputs are typeset as they render, in order: once the control after it is typeset, so would it be.
+    expect(page.locator(".jp-OutputArea-output mjx-container")).to_have_count(1, timeout=30_000)
     assert static.locator("mjx-container").count() == 0
     assert "$5 and $10" in static.inner_text()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -33,13 +32,14 @@ def test_stop_click_stops_streaming_and_keeps_the_partial_answer(lab: Lab, page:
     expect(widget).to_have_attribute("data-status", "stopped", timeout=5_000)
     shown_at_stop = answer.text_content() or ""
     assert len(shown_at_stop.split()) >= 6
-    time.sleep(1.5)
+    # Cell 2 awaits the run's result: once its output shows, every message the kernel sent while the run
+    # ended (they travel before it on the same channel) has reached the view.
+    run_cell(page, 2)
+    wait_cell_done(page, 2)
     assert (answer.text_content() or "") == shown_at_stop, "text kept arriving after Stop"
     expect(widget.locator(".agentcell-stop")).to_be_disabled()
     screenshot(page, "stop-in-browser.png")
 
-    run_cell(page, 2)
-    wait_cell_done(page, 2)
     out = cell(page, 2).locator(".jp-OutputArea-output").inner_text()
     status, _, partial = out.partition("|")
     assert status.strip() == "stopped"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.lab import ARTIFACTS, Lab, cell, open_notebook, run_cell, sync_api, wait_cell_done
+from tests.browser.lab import ARTIFACTS, Lab, cell, open_notebook, painted, run_cell, settled, sync_api, wait_cell_done
 from tests.openai_server import Call, Fail, FakeOpenAI, Reply, Text, Think, Usage
 
 pytestmark = pytest.mark.browser
@@ -101,7 +101,7 @@ def _theme(page: Any, name: str) -> None:
     page.evaluate("(t) => { void window.jupyterapp.commands.execute('apputils:change-theme', {theme: t}); }", name)
     page.wait_for_function("(light) => document.body.dataset.jpThemeLight === light",
                            arg="true" if name.endswith("Light") else "false")
-    page.wait_for_timeout(300)
+    painted(page)
 
 
 @pytest.fixture
@@ -201,7 +201,7 @@ def _shots(page: Any, lesson: Any) -> None:
 
 def test_the_lesson_export_opens_with_no_network(page: Any, tmp_path: Path) -> None:
     from agentcell.render.lesson import export_lesson
-    from tests.test_static_teaching import MARKERS, transcript
+    from tests.render.test_static_teaching import MARKERS, transcript
 
     out = export_lesson(tmp_path / "lesson.html", *((n, transcript(n)) for n in MARKERS))
     requests: list[str] = []
@@ -213,6 +213,6 @@ def test_the_lesson_export_opens_with_no_network(page: Any, tmp_path: Path) -> N
     page.emulate_media(media="print")
     pdf_ok = page.evaluate("() => getComputedStyle(document.querySelector('.ac-lane-heads')).position") == "static"
     assert pdf_ok
-    page.wait_for_timeout(300)
+    settled(page)
     assert requests == [out.as_uri()]  # the document itself, nothing else
     page.screenshot(path=str(ARTIFACTS / "teaching-lesson-export.png"), full_page=False)

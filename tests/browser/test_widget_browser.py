@@ -8,7 +8,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,10 @@ from tests.browser.lab import (
     cell,
     dismiss_kernel_dialog,
     open_notebook,
+    painted,
     run_cell,
     screenshot,
+    settled,
     sync_api,
     wait_cell_done,
     wait_for_words,
@@ -107,7 +108,7 @@ def _theme(page: Any, name: str) -> None:
     page.evaluate("(t) => { void window.jupyterapp.commands.execute('apputils:change-theme', {theme: t}); }", name)
     light = "true" if "Light" in name else "false"
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'")
-    time.sleep(0.3)
+    painted(page)  # the theme's stylesheet is in (JupyterLab sets the flag once it loaded); now it is applied
 
 
 def test_a_run_renders_every_element_and_is_screenshotted_in_light_and_dark(lab: Lab, page: Any) -> None:
@@ -202,7 +203,7 @@ def test_hostile_model_and_tool_text_never_executes(lab: Lab, page: Any) -> None
     for el in widget.locator(".agentcell-markdown *").all()[:40]:
         if el.is_visible():
             el.hover(timeout=2_000)
-    time.sleep(0.3)
+    settled(page)  # what a hover or click could fetch or schedule for its next frame has happened
     assert page.evaluate("() => window.__pwned") is None
     assert dialogs == []
     found = page.evaluate(

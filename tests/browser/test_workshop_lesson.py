@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.lab import ARTIFACTS, sync_api
+from tests.browser.lab import ARTIFACTS, settled, sync_api
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -57,7 +57,7 @@ def test_the_workshop_lesson_opens_with_no_network(page: Any, tmp_path: Path,
     expect(page.get_by_text("error fed back — the model reads:").first).to_be_attached()
     expect(page.get_by_role("note", name="agentcell: final round: answer now").first).to_be_attached()
     expect(page.get_by_role("note", name="agentcell: loop-detection nudge").first).to_be_attached()
-    page.wait_for_timeout(300)
+    settled(page)
     assert requests == [lesson.as_uri()]  # the document itself, nothing else
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "workshop-lesson.png"), full_page=False)

@@ -68,7 +68,7 @@ def test_over_streams_rows_opens_one_and_stop_stops_everything(kernel: KernelSes
     kernel.wait_until(lambda: comm.state.get("status") == "stopped", timeout=10, what="stopped")
     # The saved table (the static twin) was published twice: at the cell's end (running) and at the
     # batch's end (stopped). Never around the comm messages above: those once republished it, and from
-    # a subshell thread a stale "running" table could follow the end's (tests/test_saved_outputs.py).
+    # a subshell thread a stale "running" table could follow the end's (tests/frontends/widget/test_saved_outputs.py).
     twin = _twin_updates(kernel, msg_id)
     kernel.wait_until(lambda: len(twin()) >= 2, timeout=10, what="the stopped table")
     kernel.pump(0.3)

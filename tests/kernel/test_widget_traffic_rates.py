@@ -2,7 +2,7 @@
 
 Whatever the token rate, the widget's messages are sent by its flush timer, never per token (the
 timer's spacing, one message per flush interval at most, is pinned on a controlled clock in
-tests/test_widget_traffic.py, not timed here), and the bytes on the wire grow linearly with the
+tests/frontends/widget/test_widget_traffic.py, not timed here), and the bytes on the wire grow linearly with the
 text (deltas are sent once; the final trait holds the text once per form, never a re-sent growing
 value).
 """
@@ -102,7 +102,7 @@ def test_twenty_thousand_tokens_stay_under_thirty_messages_a_second(kernel: Kern
     expected = "".join(f"t{i} " for i in range(20_000))
     assert m["text"] == expected  # every token arrived, in order, once
     # Every message but the run's last was sent by the widget's flush timer (which keeps them a flush
-    # interval apart: tests/test_widget_traffic.py, on a controlled clock), never per token.
+    # interval apart: tests/frontends/widget/test_widget_traffic.py, on a controlled clock), never per token.
     assert m["messages"] <= m["timed"] + 1, m
     # Bytes: each delta's text is sent once, plus a small envelope per message (not per token)...
     assert m["delta_bytes"] < 1.02 * len(expected) + 150 * m["messages"], m

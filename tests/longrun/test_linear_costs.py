@@ -76,6 +76,7 @@ def streaming_model(tokens: int) -> FunctionModel:
     return FunctionModel(stream_function=fn)
 
 
+@pytest.mark.slow  # 100,000 tokens through the engine and the widget path
 async def test_a_100k_token_answer_through_the_widget_path_costs_o1_per_token(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -18,6 +19,8 @@ from agentcell.actions import action
 from agentcell.errors import TemplateRenderError, TemplateSyntaxError
 from agentcell.template import ForStep, IfStep, SlotSpec, SlotStep, Step, TextStep, TogetherStep, compile_template
 from agentcell.template.compiler import RESERVED
+
+pytestmark = pytest.mark.slow  # a property search: 600 examples a test under the ci profile
 
 FRAGMENTS = [
     "[[", "]]", "[", "]", "{{", "}}", "{%", "%}", "{#", "#}", "{", "}", "<", ">", "!", ":", "|", ",", "=", "'",

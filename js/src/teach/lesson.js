@@ -1,7 +1,7 @@
 // The run as a lesson: per slot, per round, what went to the model, what came back, what the tools
 // did, and where agentcell stepped in (markers). Pure (reads the reducer's state, builds plain
 // objects); the DOM is teach/lanes.js. The Python twin is src/agentcell/render/teaching/model.py —
-// keep the two in step (tests/test_static_teaching.py and js/tests/teach.test.js check the same runs).
+// keep the two in step (tests/render/test_static_teaching.py and js/tests/teach.test.js check the same runs).
 import { isTextType, slotAnswer, sortedRounds } from "../state.js";
 import { markerWords, finalReason, words } from "./words.js";
 import { rebuildRequests } from "./messages.js";

@@ -20,7 +20,7 @@ from agentcell.transcript import Transcript
 
 mo = pytest.importorskip("marimo")
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 EXPORTED = '''import marimo
 
@@ -69,6 +69,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
             "XDG_CACHE_HOME": str(tmp_path / "cache"), "AGENTCELL_JOURNAL": str(tmp_path / "journal")}
 
 
+@pytest.mark.slow  # a marimo subprocess
 def test_marimo_export_html_keeps_the_static_transcript(tmp_path: Path) -> None:
     (tmp_path / "nb.py").write_text(EXPORTED)
     done = subprocess.run([sys.executable, "-m", "marimo", "export", "html", "nb.py", "-o", "out.html", "--no-sandbox"],
@@ -79,6 +80,7 @@ def test_marimo_export_html_keeps_the_static_transcript(tmp_path: Path) -> None:
     assert "It read your prompt: “Say hello to Zanzibar”" in html.replace("\\u201c", "“").replace("\\u201d", "”")
 
 
+@pytest.mark.slow  # a python subprocess that imports marimo
 def test_a_marimo_notebook_run_as_a_script_says_what_to_do_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "nb.py").write_text(SHOWN)
     done = subprocess.run([sys.executable, "nb.py"], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,

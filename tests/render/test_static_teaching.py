@@ -24,7 +24,7 @@ from agentcell.render.teaching.view import teaching_html
 from agentcell.transcript import Transcript
 from tests.fixtures.teaching.runs import SECRET_KEY
 
-FIXTURES = Path(__file__).parent / "fixtures" / "teaching"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "teaching"
 MARKERS = {
     "lesson": ["retraction", "retry"],
     "loop": ["nudge", "final_round"],

@@ -20,7 +20,7 @@ nbclient = pytest.importorskip("nbclient")
 
 pytestmark = pytest.mark.kernel
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 # notebook → strings its executed outputs must contain; a tuple (a, b) means "a appears before b".

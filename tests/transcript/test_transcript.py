@@ -23,7 +23,7 @@ from agentcell.transcript.items import (
 )
 from agentcell.usage import Usage
 
-FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 CASES = sorted(p.name.removesuffix(".events.json") for p in FIXTURES.glob("*.events.json"))
 
 
@@ -39,7 +39,7 @@ def test_golden_transcript(name: str) -> None:
 
 
 def test_every_event_kind_has_a_handler_or_is_a_teaching_payload() -> None:
-    source = (Path(__file__).parents[1] / "src" / "agentcell" / "events" / "run.py").read_text()
+    source = (Path(__file__).parents[2] / "src" / "agentcell" / "events" / "run.py").read_text()
     declared = set(re.findall(r'kind: Literal\["(\w+)"\]', source))
     assert declared, "no kinds found in events.py"
     assert declared - set(HANDLERS) - PAYLOAD_KINDS == set()

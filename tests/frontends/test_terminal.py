@@ -14,6 +14,8 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
+
 IPYTHON = Path(sys.executable).with_name("ipython")
 CODE = (
     "get_ipython().run_line_magic('load_ext', 'agentcell')\n"
@@ -40,6 +42,7 @@ def read_until(fd: int, needle: bytes, timeout: float) -> bytes:
     return out
 
 
+@pytest.mark.slow  # terminal IPython in a pty
 def test_terminal_prints_live_and_ctrl_c_stops_keeping_the_partial_answer() -> None:
     assert IPYTHON.exists() or shutil.which("ipython")
     master, slave = pty.openpty()

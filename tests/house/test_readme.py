@@ -8,7 +8,7 @@ from pathlib import Path
 from agentcell.frontends.jupyter.commands import CONFIG_KEYS
 from agentcell.frontends.jupyter.magics import SUBCOMMANDS, AgentMagics
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def section(title: str) -> str:
@@ -33,20 +33,21 @@ def test_every_line_magic_command_and_config_key_is_documented_and_exists() -> N
     assert keys == set(CONFIG_KEYS)
 
 
-def test_the_two_setup_commands_exist() -> None:
+def test_the_two_setup_commands_and_the_fast_tier_exist() -> None:
     setup = section("## Set-up: two commands")
-    commands = re.findall(r"^(scripts/\w+)", setup, flags=re.M)
-    assert commands == ["scripts/quickstart", "scripts/test"]
-    root = Path(__file__).resolve().parents[1]
-    for command in commands:
+    commands = re.findall(r"^(scripts/\w+)( --\w+)?", setup, flags=re.M)
+    assert commands == [("scripts/quickstart", ""), ("scripts/test", ""), ("scripts/test", " --fast")]
+    root = Path(__file__).resolve().parents[2]
+    for command, _ in commands:
         assert (root / command).stat().st_mode & 0o111, f"{command} is not executable"
+    assert '"${1:-}" == "--fast"' in (root / "scripts" / "test").read_text()
 
 
 def test_no_key_is_ever_set_with_env_magic_in_docs_or_notebooks() -> None:
     # `%env KEY=value` echoes the value into the cell's output, and so into the saved notebook.
     import re
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     files = [root / "README.md", *sorted((root / "notebooks").glob("*.ipynb"))]
     pattern = re.compile(r"%env\s+\w*(KEY|TOKEN|SECRET|PASSWORD)\w*", re.IGNORECASE)
     offenders = [f.name for f in files if ".executed." not in f.name and pattern.search(f.read_text())]
@@ -57,7 +58,7 @@ def test_the_layer_table_names_exactly_the_layers_of_the_import_contract() -> No
     """Each row after the facade is one layer of pyproject.toml's `layers` contract, in order, naming its modules."""
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     contracts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     (layers,) = [c["layers"] for c in contracts if c["id"] == "layers"]
     expected = [sorted(re.split(r"\s*[:|]\s*", layer.strip())) for layer in layers]

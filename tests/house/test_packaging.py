@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(
-    not (ROOT / "src/agentcell/static/widget.js").exists(), reason="the JS bundle is not built (npm run build)"
-)
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [
+    pytest.mark.skipif(
+        not (ROOT / "src/agentcell/static/widget.js").exists(), reason="the JS bundle is not built (npm run build)"
+    ),
+    pytest.mark.slow,  # builds an sdist and installs it into a fresh venv
+]
 
 
 def test_sdist_installs_without_node_and_ships_the_bundle(tmp_path: Path) -> None:

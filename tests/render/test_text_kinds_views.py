@@ -23,7 +23,7 @@ from agentcell.render.markdown import markdown_html
 from agentcell.render.teaching.model import lesson_slot
 from agentcell.transcript import Transcript
 
-FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 EVENTS: list[dict[str, Any]] = json.loads((FIXTURES / "text-kinds.events.json").read_text(encoding="utf-8"))
 SHOWN: dict[str, dict[str, Any]] = json.loads((FIXTURES / "text-kinds.shown.json").read_text(encoding="utf-8"))["slots"]
 TEXT_LIKE = {"think", "poem", "extract", "speak", "text"}

@@ -20,7 +20,7 @@ nbclient = pytest.importorskip("nbclient")
 
 pytestmark = pytest.mark.kernel
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OFFLINE = "This answer comes from agentcell's offline model"
 
 

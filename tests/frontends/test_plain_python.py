@@ -24,7 +24,7 @@ from tests.providers.conftest import eventually
 
 pytestmark = pytest.mark.anyio
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 SLOW = Reply(Text("word " * 400, pieces=400, delay=0.02))
 
 
@@ -154,6 +154,7 @@ def test_static_transcript_says_what_it_takes() -> None:
         static_transcript(missing)
 
 
+@pytest.mark.slow  # a python subprocess
 def test_show_in_a_script_says_in_one_line_what_to_do(tmp_path: Path) -> None:
     script = tmp_path / "script.py"
     script.write_text("import agentcell\nagentcell.show('Hi [[answer]]')\n")

@@ -6,9 +6,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # the whole vitest suite: on its own, `npx vitest run` or `npx vitest run js/tests/NAME`
 def test_vitest_suite_passes() -> None:
     npx = shutil.which("npx")
     assert npx is not None, "Node/npm are needed for the JS tests (scripts/setup installs the packages)"
