@@ -78,6 +78,30 @@ class _Deltas:
     def event(self, k: int) -> Event:
         return self.first if k == 0 else dataclasses.replace(self.first, text=self.text(k))
 
+    def joined(self, k: int = 0) -> str:
+        """The texts from the `k`-th on, as one string: how every reader of the log gets a run of deltas merged.
+
+        Whole chunks are joined as they are stored (no slicing per piece); only the chunk `k` falls in is cut.
+        """
+        chunk, j = divmod(k, CHUNK)
+        parts: list[str] = []
+        if chunk < len(self.chunks):
+            texts, ends = self.chunks[chunk], self.ends[chunk]
+            if isinstance(texts, list):
+                parts.extend(texts[j:])
+            else:
+                assert ends is not None
+                parts.append(texts[ends[j - 1] if j else 0 :])
+            for texts in self.chunks[chunk + 1 :]:
+                if isinstance(texts, list):
+                    parts.extend(texts)
+                else:
+                    parts.append(texts)
+            parts.extend(self.pending)
+        else:
+            parts = self.pending[j:]
+        return parts[0] if len(parts) == 1 else "".join(parts)
+
 
 class _Events(Sequence[Event]):
     """A run's events in order, with runs of text deltas stored as `_Deltas` (memory O(text), not O(tokens))."""
@@ -121,6 +145,27 @@ class _Events(Sequence[Event]):
 
     def __iter__(self) -> Iterator[Event]:
         return self.iter_from(0)
+
+    def merged_from(self, index: int) -> Iterator[tuple[Event, str | None, int, int]]:
+        """The events from position `index` on, each run of consecutive text deltas (of one slot, round and
+        kind) as one: `(event, merged text or None, first position, last position)`.
+
+        The one place streamed text is merged for the views: the widget's batches and snapshots, the batch
+        view's open rows. A delta's `event` is the run's first one (take all but its `text` from it).
+        """
+        if index >= self._count:
+            return
+        at = bisect.bisect_right(self._starts, index) - 1
+        skip = index - self._starts[at]
+        items, starts = self._items, self._starts
+        while at < len(items):
+            item = items[at]
+            if isinstance(item, _Deltas):
+                yield item.first, item.joined(skip), starts[at] + skip, starts[at] + len(item) - 1
+            else:
+                yield item, None, starts[at], starts[at]
+            skip = 0
+            at += 1
 
     def iter_from(self, index: int) -> Iterator[Event]:
         """The events from position `index` on (what is appended while iterating is included)."""
@@ -171,27 +216,37 @@ class EventLog:
         """Events reduced into the transcript so far."""
         self._converted: dict[int, Converted] = {}
         """Position → wire conversion, for the latest unreduced events that are not text deltas."""
-        self._t0 = time.monotonic()
+        self.t0 = time.monotonic()
+        """`time.monotonic()` when the log began (the events' times count from it)."""
         self._wake: asyncio.Event | None = None
         """Set on the next append; exists only while an async reader waits."""
         self._listeners: list[Callable[[Event], None]] = []
 
-    def append(self, event: Event) -> None:
+    def append(self, event: Event, converted: Converted | None = None) -> None:
+        """Add `event` (with its wire conversion when the caller made it: the run's sink does, to check it)."""
         index = len(self.events)
         self.events.append(event)
-        self._times.append(time.monotonic() - self._t0)
+        self._times.append(time.monotonic() - self.t0)
         kind = type(event)
         if kind is not TokenDelta and kind is not ThinkingDelta:
-            converted = self._converted
-            converted[index] = wire_fields(event)  # the views' conversion (remembered there for one event only)
-            if len(converted) > self.KEEP_CONVERTED:
-                del converted[next(iter(converted))]
+            kept = self._converted
+            kept[index] = converted if converted is not None else wire_fields(event)
+            if len(kept) > self.KEEP_CONVERTED:
+                del kept[next(iter(kept))]
         for listener in self._listeners:
             listener(event)
         wake = self._wake
         if wake is not None:
             self._wake = None  # readers that wake and find nothing new wait on a fresh one
             wake.set()
+
+    def time(self, index: int) -> float:
+        """Seconds from the log's start to the event at `index`."""
+        return self._times[index]
+
+    def converted(self, index: int) -> Converted | None:
+        """The wire conversion of the event at `index` if it is still kept (recent, not reduced yet)."""
+        return self._converted.get(index)
 
     @property
     def transcript(self) -> Transcript:
