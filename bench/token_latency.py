@@ -35,8 +35,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common
-import browser
 
+import browser
 from tests.browser import lab as labmod
 from tests.openai_server import FakeOpenAI, Pause, Reply, Text
 
