@@ -17,7 +17,8 @@ In the page a `MutationObserver` on the cell reads the highest `wNNN` shown afte
 stamps `performance.timeOrigin + performance.now()` for every newly shown token (the DOM time), and the
 start of the frame that shows it (painted): the frame whose animation callbacks made the change (the
 widget's view renders in `requestAnimationFrame`), else the next frame (the print cell's text is put in
-by a message task). Both are painted at the end of that frame, so the same frame start stands for both. The page's and the server's clocks are the same wall
+by a message task). Both are painted at the end of that frame, so the same frame start stands for both.
+The page's and the server's clocks are the same wall
 clock; their offset is measured each repetition (a round trip around `performance.now()`, ± half of it).
 
 Figures: the first token's send → painted, as a ratio widget / print per repetition (median of the
@@ -239,7 +240,8 @@ def main() -> None:
     if args.src is not None:
         labmod.SRC = Path(args.src).resolve()
     machine = _common.Machine()
-    payload: dict[str, Any] = {"benchmark": "token_latency", "src": str(labmod.SRC), "command": " ".join(["python", *sys.argv]),
+    payload: dict[str, Any] = {"benchmark": "token_latency", "src": str(labmod.SRC),
+                               "command": " ".join(["python", *sys.argv]),
                                "tokens": args.tokens, "gap_ms": args.gap_ms, "first_ms": args.first_ms,
                                "widget_interval_ms": args.widget_interval_ms, "coalesce_ms": args.coalesce_ms,
                                "goal_first_ratio": GOAL_FIRST_RATIO, "goal_mid_ms": GOAL_MID_MS}
