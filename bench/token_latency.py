@@ -18,12 +18,12 @@ stamps `performance.timeOrigin + performance.now()` for every newly shown token 
 start of the frame that shows it (painted): the frame whose animation callbacks made the change (the
 widget's view renders in `requestAnimationFrame`), else the next frame (the print cell's text is put in
 by a message task). Both are painted at the end of that frame, so the same frame start stands for both.
-The page's and the server's clocks are the same wall
-clock; their offset is measured each repetition (a round trip around `performance.now()`, ± half of it).
+The page's and the server's clocks are the same wall clock; their offset is measured each repetition (a
+round trip around `performance.now()`, ± half of it).
 
 Figures: the first token's send → painted, as a ratio widget / print per repetition (median of the
 paired ratios; goal ≤ ×1.25), and the median (p90) send → DOM of the tokens after the first (goal
-≤ 20 ms). The comm-message rate of a 5,000-token/s stream is `bench/widget_traffic.py`'s.
+≤ 20 ms; their send → painted median beside it). The comm-message rate of a 5,000-token/s stream is `bench/widget_traffic.py`'s.
 """
 
 from __future__ import annotations

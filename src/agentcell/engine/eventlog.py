@@ -189,19 +189,22 @@ class _Events(Sequence[Event]):
 class EventLog:
     """Append-only list of a run's events that readers can follow, reduced into the run's transcript.
 
-    The transcript is the one model of the run's state every reader shares (`Run.transcript`); a
-    resumed run's segments reduce into the same one, as the widget does. Two kinds of reader:
-    `follow()` (async, wakes when events arrive) and `listen()` (called synchronously on every
-    append: no task switch per event, what the widget uses). An append costs O(1): it signals the
-    async readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader,
-    none per event), and creates nothing when nobody waits.
+    The one record of a run in memory: the views keep no copy. The transcript is the one model of the
+    run's state every reader shares (`Run.transcript`); a resumed run's segments reduce into the same
+    one. Three kinds of reader: a cursor (`events.merged_from(position)`: the widget and the batch view
+    read what came since their last batch, text deltas merged), `follow()` (async, wakes when events
+    arrive) and `listen()` (called synchronously on every append: no task switch per event; the widget
+    is told this way that there is something to send). An append costs O(1): it signals the async
+    readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader, none per
+    event), and creates nothing when nobody waits.
 
     The transcript is reduced when it is read (`transcript`), from the events it has not seen yet, not
-    per append: a batch row's run and a script's run are never looked at while they run, a widget
-    shows its own log, and the reducer costs as much per event as the rest of the append. What waits
-    is the events' times (8 bytes an event, the events themselves are kept anyway) and the wire
-    conversions of the last `KEEP_CONVERTED` events (`wire.wire_fields`, made for the views as each
-    event is emitted), so a read soon after does not convert them again.
+    per append: a batch row's run and a script's run are never looked at while they run, the widget
+    sends wire events rather than the transcript, and the reducer costs as much per event as the rest
+    of the append. What waits is the events' times (8 bytes an event, the events themselves are kept
+    anyway) and the wire conversions of the last `KEEP_CONVERTED` events (`events.json.wire_fields`,
+    made once by the run's sink), which the reduction and the views' batches (`converted`) take
+    instead of converting again.
     """
 
     KEEP_CONVERTED = 1024
