@@ -23,7 +23,8 @@ round trip around `performance.now()`, ± half of it).
 
 Figures: the first token's send → painted, as a ratio widget / print per repetition (median of the
 paired ratios; goal ≤ ×1.25), and the median (p90) send → DOM of the tokens after the first (goal
-≤ 20 ms; their send → painted median beside it). The comm-message rate of a 5,000-token/s stream is `bench/widget_traffic.py`'s.
+≤ 20 ms; their send → painted median beside it). The comm-message rate of a 5,000-token/s stream is
+`bench/widget_traffic.py`'s.
 """
 
 from __future__ import annotations
