@@ -13,7 +13,7 @@ import pytest
 from agentcell.engine.eventlog import EventLog, _Deltas
 from agentcell.events import SlotCompleted, SlotStarted, TokenDelta
 from agentcell.formats.pieces import CHUNK, LARGE
-from agentcell.frontends.widget.protocol import share_answers, wire_events
+from agentcell.frontends.widget.protocol import wire_events
 from agentcell.transcript import Pieces
 
 
@@ -66,9 +66,28 @@ def test_the_final_list_takes_the_slots_value_as_its_answer_text_not_a_join() ->
     log.append(_delta("other", slot="b"))
     log.append(SlotCompleted(run_id="r", slot="b", value="different", text="different"))
     log.append(SlotCompleted(run_id="r", slot="a", value=answer, text=answer))
-    events = share_answers(wire_events(log))
+    events = wire_events(log)
     assert events[0]["text"] is answer
     assert [e.get("text") for e in events[1:]] == ["other", None, None]
+
+
+def test_the_end_of_a_long_answer_makes_no_join_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The widget's `final` list is made at the run's end: the answer, streamed as many deltas, is compared
+    with the slot's value in place, never joined into a copy (a 7.5 MB answer made a 7.5 MB peak)."""
+    from agentcell.engine import eventlog
+
+    joins: list[str] = []
+    join = eventlog.TextRun.join
+    monkeypatch.setattr(eventlog.TextRun, "join", lambda self: joins.append(join(self)) or joins[-1])
+    texts = [f"t{i} " for i in range(CHUNK * 3)]
+    answer = "".join(texts)
+    log = EventLog()
+    for text in texts:
+        log.append(_delta(text))
+    log.append(SlotCompleted(run_id="r", slot="a", value=answer, text=answer))
+    events = wire_events(log)
+    assert events[0]["text"] is answer and joins == []
+    assert wire_events(log, 5)[0]["text"] == answer[len("t0 t1 t2 t3 t4 "):] and len(joins) == 1  # a batch: joined
 
 
 def test_an_answer_its_slot_did_not_complete_with_keeps_its_own_text() -> None:
@@ -78,11 +97,11 @@ def test_an_answer_its_slot_did_not_complete_with_keeps_its_own_text() -> None:
     log.append(SlotCompleted(run_id="r", slot="a", value="abce", text="abce"))  # same length, other text
     log.append(SlotStarted(run_id="r", slot="a", slot_type="text", index=1))
     log.append(_delta("ef"))
-    first = share_answers(wire_events(log))
+    first = wire_events(log)
     log.append(_delta("gh"))
     log.append(SlotCompleted(run_id="r", slot="a", value="efgh", text="efgh"))
     assert [e.get("text") for e in first] == ["abcd", None, None, "ef"]
-    assert [e.get("text") for e in share_answers(wire_events(log))] == ["abcd", None, None, "efgh", None]
+    assert [e.get("text") for e in wire_events(log)] == ["abcd", None, None, "efgh", None]
 
 
 def test_a_read_from_the_middle_of_a_run_of_deltas_merges_the_rest() -> None:

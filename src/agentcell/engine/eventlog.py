@@ -78,29 +78,53 @@ class _Deltas:
     def event(self, k: int) -> Event:
         return self.first if k == 0 else dataclasses.replace(self.first, text=self.text(k))
 
-    def joined(self, k: int = 0) -> str:
-        """The texts from the `k`-th on, as one string: how every reader of the log gets a run of deltas merged.
-
-        Whole chunks are joined as they are stored (no slicing per piece); only the chunk `k` falls in is cut.
-        """
+    def parts(self, k: int = 0) -> list[str]:
+        """The texts from the `k`-th on, as stored: whole chunks as they are, only the chunk `k` falls in cut."""
         chunk, j = divmod(k, CHUNK)
+        if chunk == len(self.chunks):
+            return self.pending[j:]
         parts: list[str] = []
-        if chunk < len(self.chunks):
-            texts, ends = self.chunks[chunk], self.ends[chunk]
-            if isinstance(texts, list):
-                parts.extend(texts[j:])
-            else:
-                assert ends is not None
-                parts.append(texts[ends[j - 1] if j else 0 :])
-            for texts in self.chunks[chunk + 1 :]:
-                if isinstance(texts, list):
-                    parts.extend(texts)
-                else:
-                    parts.append(texts)
-            parts.extend(self.pending)
+        texts, ends = self.chunks[chunk], self.ends[chunk]
+        if isinstance(texts, list):
+            parts.extend(texts[j:])
         else:
-            parts = self.pending[j:]
+            assert ends is not None
+            parts.append(texts[ends[j - 1] if j else 0 :] if j else texts)
+        for texts in self.chunks[chunk + 1 :]:
+            if isinstance(texts, list):
+                parts.extend(texts)
+            else:
+                parts.append(texts)
+        parts.extend(self.pending)
+        return parts
+
+
+class TextRun:
+    """Consecutive text deltas of one slot, round and kind from some position on, merged only when read.
+
+    `join()` makes the text; `equals(text)` compares without joining, so a reader that can use another
+    string holding the same text (a slot's answer: its `slot_completed` value) never copies a long answer.
+    """
+
+    __slots__ = ("_deltas", "_skip")
+
+    def __init__(self, deltas: _Deltas, skip: int) -> None:
+        self._deltas, self._skip = deltas, skip
+
+    def join(self) -> str:
+        parts = self._deltas.parts(self._skip)
         return parts[0] if len(parts) == 1 else "".join(parts)
+
+    def equals(self, text: str) -> bool:
+        parts = self._deltas.parts(self._skip)
+        if sum(map(len, parts)) != len(text):
+            return False
+        at = 0
+        for piece in parts:
+            if not text.startswith(piece, at):
+                return False
+            at += len(piece)
+        return True
 
 
 class _Events(Sequence[Event]):
@@ -146,9 +170,9 @@ class _Events(Sequence[Event]):
     def __iter__(self) -> Iterator[Event]:
         return self.iter_from(0)
 
-    def merged_from(self, index: int) -> Iterator[tuple[Event, str | None, int, int]]:
+    def merged_from(self, index: int) -> Iterator[tuple[Event, TextRun | None, int, int]]:
         """The events from position `index` on, each run of consecutive text deltas (of one slot, round and
-        kind) as one: `(event, merged text or None, first position, last position)`.
+        kind) as one: `(event, its merged text or None, first position, last position)`.
 
         The one place streamed text is merged for the views: the widget's batches and snapshots, the batch
         view's open rows. A delta's `event` is the run's first one (take all but its `text` from it).
@@ -161,7 +185,7 @@ class _Events(Sequence[Event]):
         while at < len(items):
             item = items[at]
             if isinstance(item, _Deltas):
-                yield item.first, item.joined(skip), starts[at] + skip, starts[at] + len(item) - 1
+                yield item.first, TextRun(item, skip), starts[at] + skip, starts[at] + len(item) - 1
             else:
                 yield item, None, starts[at], starts[at]
             skip = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ...engine.eventlog import EventLog
+from ...engine.eventlog import EventLog, TextRun
 from ...events import Event, ThinkingDelta, TokenDelta
 from ...events.json import WireEvent, to_wire
 from ...formats.jsonsafe import scrub, scrub_text
@@ -65,8 +65,13 @@ def wire_events(log: EventLog, start: int = 0, *, shift: float = 0.0, notes: Seq
     events take the conversion the run's sink made (`EventLog.converted`) while the log keeps it. `t` is the
     event's time in the log plus `shift` (the view's clock); a merged delta takes its last piece's time.
     `notes` (positions ≥ `start`) are put in at their places.
+
+    A slot's streamed answer that equals its `slot_completed` value is given that value, the string the
+    run's result holds, instead of a join: a list that is kept (the `final` trait) holds no copy of a long
+    answer of its own, and the end of a long run makes none.
     """
     out: list[WireEvent] = []
+    runs: list[tuple[WireEvent, object]] = []
     waiting = sorted(notes, key=lambda note: note[0])
     at = 0
     for event, text, first, last in log.events.merged_from(start):
@@ -75,34 +80,38 @@ def wire_events(log: EventLog, start: int = 0, *, shift: float = 0.0, notes: Seq
             at += 1
         t = round(log.time(last) + shift, 3)
         if text is None:
-            out.append(to_wire(event, t=t, converted=log.converted(last)))
+            wire = to_wire(event, t=t, converted=log.converted(last))
+            value = wire.get("value")
+            if wire["kind"] == "slot_completed" and isinstance(value, str):
+                _adopt(runs, wire.get("slot"), value)
+            elif wire["kind"] in ("slot_started", "slot_retracted"):
+                runs.append((wire, _NO_RUN))  # an answer streamed before this is not the slot's value
+            out.append(wire)
         else:
             delta: TokenDelta | ThinkingDelta = event  # type: ignore[assignment]
-            out.append({"run_id": delta.run_id, "slot": scrub_text(delta.slot)[0], "text": scrub_text(text)[0],
-                        "round": delta.round, "kind": delta.kind, "t": t})
+            wire = {"run_id": delta.run_id, "slot": scrub_text(delta.slot)[0], "text": text,
+                    "round": delta.round, "kind": delta.kind, "t": t}
+            runs.append((wire, text))
+            out.append(wire)
     out.extend(note for _, note in waiting[at:])
+    for wire, run in runs:
+        if isinstance(run, TextRun) and wire["text"] is run:
+            wire["text"] = scrub_text(run.join())[0]
     return out
 
 
-def share_answers(events: list[WireEvent]) -> list[WireEvent]:
-    """`events` with a slot's streamed answer text replaced by its `slot_completed` value when they are equal.
+_NO_RUN = object()
 
-    The value is the string the run's result holds: a view that keeps the list (the `final` trait) then holds
-    no copy of a long answer of its own (the merged text was joined for this list only).
-    """
-    for at, event in enumerate(events):
-        value = event.get("value")
-        if event["kind"] != "slot_completed" or not isinstance(value, str):
+
+def _adopt(runs: list[tuple[WireEvent, object]], slot: Any, value: str) -> None:
+    """Give the slot's last streamed answer text `value` if it is the same text (compared without a join)."""
+    for wire, text in reversed(runs):
+        if wire.get("slot") != slot:
             continue
-        for back in range(at - 1, -1, -1):
-            earlier = events[back]
-            if earlier["kind"] == "token_delta" and earlier.get("slot") == event.get("slot"):
-                if earlier["text"] == value:
-                    earlier["text"] = value
-                break
-            if earlier["kind"] in ("slot_started", "slot_retracted"):
-                break
-    return events
+        if wire["kind"] == "token_delta" and isinstance(text, TextRun) and wire["text"] is text and text.equals(value):
+            wire["text"] = value
+        if wire["kind"] != "thinking_delta":
+            return
 
 
 def log_of(events: Iterable[Event]) -> EventLog:

@@ -45,7 +45,7 @@ from ...events import Event, ProcessingComplete, RunStarted
 from ...events.json import WireEvent, usage_json
 from ...formats.jsonsafe import jsonable
 from ...loops import running_loop
-from .protocol import FrontendMsg, Note, share_answers, transcript_json, wire_events
+from .protocol import FrontendMsg, Note, transcript_json, wire_events
 from .saved_outputs import saved_outputs
 from .shared_texts import pack, unpack
 
@@ -152,7 +152,7 @@ class AgentWidget(anywidget.AnyWidget):
             # Status first: the first transcript dump builds pydantic-ai's message schema (~0.2 s once
             # per kernel), which must not delay the end a Stop click is waiting for.
             self.status = event.status
-            final = share_answers(self.wire_snapshot())
+            final = self.wire_snapshot()
             # The exact transcript travels once, in the final trait only (not in the live batch).
             final[-1] = {**final[-1], "transcript": transcript_json(event.result)}
             self.final = final
