@@ -111,19 +111,3 @@ export function exportData(state, events, fmt, opts) {
   if (fmt === "pydantic_ai") return exactTranscript(state)?.pydantic_ai ?? null;
   return buildTranscript(state, events, opts);
 }
-
-/** Merge consecutive text deltas of one slot and round (as the Python EventLog does). */
-export function appendCoalesced(events, ev) {
-  const last = events[events.length - 1];
-  if (
-    last &&
-    last.kind === ev.kind &&
-    (ev.kind === "token_delta" || ev.kind === "thinking_delta") &&
-    last.slot === ev.slot &&
-    last.round === ev.round
-  ) {
-    events[events.length - 1] = { ...last, text: String(last.text ?? "") + String(ev.text ?? ""), t: ev.t };
-  } else {
-    events.push(ev);
-  }
-}

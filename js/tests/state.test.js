@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer, takeAppended, transcriptJSON } from "../src/state.js";
+import { appendCoalesced, createState, displayStatus, KNOWN_KINDS, PAYLOAD_KINDS, reduce, replay, slotAnswer, takeAppended, transcriptJSON } from "../src/state.js";
 import { formatArgs, formatCost, formatCount, formatElapsed, formatJSON, formatMs, formatResult, isLong, retryText } from "../src/format.js";
-import { appendCoalesced } from "../src/transcript.js";
 import { ev, fullRun } from "./helpers/fixtures.js";
 
 describe("reducer", () => {

@@ -257,12 +257,21 @@ def kinds(events: Sequence[Event]) -> list[str]:
 
 
 def brief(events: Sequence[Event]) -> list[tuple[Any, ...]]:
-    """Events as small tuples of their key fields, for exact sequence asserts."""
+    """Events as small tuples of their key fields, for exact sequence asserts.
+
+    Consecutive text deltas of one slot, round and kind are one tuple: how the run's coalescer splits a
+    stream into deltas (its first piece at once, the rest in batches) is pinned in `test_coalesce.py`.
+    """
     out: list[tuple[Any, ...]] = []
+    last: Event | None = None
     for e in events:
         match e.kind:
             case "token_delta" | "thinking_delta":
-                out.append((e.kind, e.slot, e.text))  # type: ignore[union-attr]
+                if (last is not None and last.kind == e.kind and last.slot == e.slot
+                        and last.round == e.round):  # type: ignore[attr-defined]
+                    out[-1] = (*out[-1][:2], out[-1][2] + e.text)  # type: ignore[attr-defined]
+                else:
+                    out.append((e.kind, e.slot, e.text))  # type: ignore[union-attr]
             case "tool_started":
                 out.append((e.kind, e.tool_name, e.args))  # type: ignore[union-attr]
             case "tool_completed":
@@ -291,6 +300,7 @@ def brief(events: Sequence[Event]) -> list[tuple[Any, ...]]:
                 pass  # bookkeeping after every request; asserted in tests/longrun
             case _:
                 out.append((e.kind,))
+        last = e
     return out
 
 

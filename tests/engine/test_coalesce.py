@@ -26,23 +26,98 @@ def test_without_a_loop_each_piece_goes_out_at_once() -> None:
     assert not text.pending
 
 
+class FakeLoop:
+    """The coalescer's clock and timers, moved only by the test (no wall time involved)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.timers: list[tuple[float, Any]] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, callback: Any) -> Any:
+        loop = self
+
+        class Handle:
+            def cancel(self) -> None:
+                loop.timers = [t for t in loop.timers if t[1] is not callback]
+
+        self.timers.append((self.now + delay, callback))
+        return Handle()
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for due in [t for t in self.timers if t[0] <= self.now]:
+            self.timers.remove(due)
+            due[1]()
+
+
+def _texts(out: list[Event]) -> list[str]:
+    return [e.text for e in out]  # type: ignore[attr-defined]
+
+
+def test_a_piece_after_an_idle_gap_goes_out_at_once() -> None:
+    """Leading edge: the first token, and a token after a pause of at least `INTERVAL`, is emitted inside
+    `add`, without waiting for a timer."""
+    loop = FakeLoop()
+    out: list[Event] = []
+    text = TextCoalescer("r", out.append, loop=loop)
+    text.add(TokenDelta, "s", "first", 1)
+    assert _texts(out) == ["first"] and not text.pending and loop.timers == []
+    loop.advance(coalesce.INTERVAL)  # idle for an interval
+    text.add(TokenDelta, "s", " second", 1)
+    assert _texts(out) == ["first", " second"] and not text.pending
+    loop.advance(coalesce.INTERVAL * 10)
+    text.add(TokenDelta, "s", " third", 1)
+    assert _texts(out) == ["first", " second", " third"]
+
+
+def test_a_burst_is_held_until_an_interval_after_the_last_delta() -> None:
+    loop = FakeLoop()
+    out: list[Event] = []
+    text = TextCoalescer("r", out.append, loop=loop)
+    text.add(TokenDelta, "s", "a", 1)  # at once
+    loop.advance(coalesce.INTERVAL / 4)
+    for piece in ("b", "c", "d"):
+        text.add(TokenDelta, "s", piece, 1)  # too soon after "a": gathered
+    assert _texts(out) == ["a"] and text.pending
+    [(due, _)] = loop.timers
+    assert due == pytest.approx(100.0 + coalesce.INTERVAL)  # an interval after "a", not after "b"
+    loop.advance(coalesce.INTERVAL * 3 / 4)
+    assert _texts(out) == ["a", "bcd"] and not text.pending
+
+
+def test_a_fast_stream_makes_at_most_one_delta_per_interval() -> None:
+    loop = FakeLoop()
+    out: list[Event] = []
+    text = TextCoalescer("r", out.append, loop=loop)
+    for i in range(1000):  # 1,000 pieces over 0.1 s: 10,000 a second
+        text.add(TokenDelta, "s", f"{i} ", 1)
+        loop.advance(0.0001)
+    loop.advance(coalesce.INTERVAL)
+    assert "".join(_texts(out)) == "".join(f"{i} " for i in range(1000))
+    assert len(out) <= 0.1 / coalesce.INTERVAL + 2
+
+
 async def test_pieces_of_one_slot_round_and_kind_merge_until_the_timer_or_a_change() -> None:
     out: list[Event] = []
     text = TextCoalescer("r", out.append)
     for piece in ("a", "b", "c"):
         text.add(TokenDelta, "s", piece, 1)
-    assert out == [] and text.pending  # held for at most `INTERVAL`
+    assert _texts(out) == ["a"] and text.pending  # the first at once, the rest held for at most `INTERVAL`
     text.add(TokenDelta, "s", "d", 2)  # another round: what was gathered goes out first
     text.add(ThinkingDelta, "s", "e", 2)  # another kind
     text.add(ThinkingDelta, "t", "f", 2)  # another slot
     assert [(type(e).__name__, e.slot, e.text, e.round) for e in out] == [  # type: ignore[union-attr]
-        ("TokenDelta", "s", "abc", 1),
+        ("TokenDelta", "s", "a", 1),
+        ("TokenDelta", "s", "bc", 1),
         ("TokenDelta", "s", "d", 2),
         ("ThinkingDelta", "s", "e", 2),
     ]
     await asyncio.sleep(coalesce.INTERVAL * 3)  # the timer emits the rest
     assert out[-1] == ThinkingDelta(run_id="r", slot="t", text="f", round=2) and not text.pending
-    assert text.batches == 4
+    assert text.batches == 5
 
 
 async def test_stop_while_text_is_held_keeps_it_before_the_ending(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,9 +136,10 @@ async def test_stop_while_text_is_held_keeps_it_before_the_ending(monkeypatch: p
     run = start_run(template(slot("answer")), model=FunctionModel(stream_function=fn), journal=False)
     await yielded.wait()
     await asyncio.sleep(0.01)
-    assert not any(isinstance(e, TokenDelta) for e in run.events_so_far)  # still held
+    assert [e.text for e in run.events_so_far if isinstance(e, TokenDelta)] == ["Dr "]  # "Smith" is held
     run.cancel()
     result = await run
+    assert [e.text for e in run.events_so_far if isinstance(e, TokenDelta)] == ["Dr ", "Smith"]
     assert brief(run.events_so_far)[-3:] == [
         ("token_delta", "answer", "Dr Smith"),
         ("slot_failed", "answer", "stopped"),
@@ -89,7 +165,8 @@ async def test_shown_text_keeps_the_merged_strings_not_a_copy() -> None:
     text.flush()
     shown.append("tail")
     assert str(shown) == "t0 t1 t2 t3 t4 tail"
-    assert shown._merged == ["t0 t1 t2 t3 t4 "] and shown._merged[0] is out[0].text  # type: ignore[union-attr]
+    assert shown._merged == ["t0 ", "t1 t2 t3 t4 "]  # the first piece went out at once, the rest merged
+    assert [id(t) for t in shown._merged] == [id(e.text) for e in out]  # type: ignore[attr-defined]
     assert shown._tail == ["tail"]
 
 

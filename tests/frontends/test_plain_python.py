@@ -54,7 +54,7 @@ def run_of(widget: agentcell.AgentWidget) -> agentcell.RunHandle:
 
 
 def warnings_of(widget: agentcell.AgentWidget) -> list[str]:
-    return [e["message"] for e in widget.events_log.snapshot() if e["kind"] == "run_warning"]
+    return [e["message"] for e in widget.wire_snapshot() if e["kind"] == "run_warning"]
 
 
 async def test_show_again_with_the_same_key_replaces_the_run_and_closes_its_request(server: FakeOpenAI) -> None:

@@ -100,8 +100,8 @@ def test_the_events_own_values_are_left_as_they_were() -> None:
 
 def test_rows_without_a_long_string_are_dumped_without_the_walk(tmp_path: Path, monkeypatch: Any) -> None:
     """Most rows (every event of a tool round, the round's messages) hold nothing long: the journal knows
-    it from the event's wire check (`wire.long_free`) or the messages' parts (`messages_long_free`) and
-    dumps them directly; a walk of each row in Python cost ~2 M instructions a tool round."""
+    it from the event's wire check (`events.json.wire_fields`, handed on by the run's sink) or the messages'
+    parts (`messages_long_free`) and dumps them directly; a walk of each row in Python cost ~2 M instructions a tool round."""
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
     from agentcell.events import RequestCompleted, RunWarning, ToolStarted, Usage

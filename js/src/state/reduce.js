@@ -96,3 +96,23 @@ export function currentSlotUsage(state) {
   const slot = state.currentSlot !== null ? state.slots.get(state.currentSlot) : null;
   return slot ? slot.usage : emptyUsage();
 }
+
+/**
+ * Keep `ev` in `events`, consecutive text deltas of one slot and round merged into one (the view's event list,
+ * for the events export). With `reduce`, the one place the browser merges streamed text; the kernel's is the
+ * run's log (src/agentcell/engine/eventlog.py, `merged_from`), so a batch already holds one delta per stream.
+ */
+export function appendCoalesced(events, ev) {
+  const last = events[events.length - 1];
+  if (
+    last &&
+    last.kind === ev.kind &&
+    (ev.kind === "token_delta" || ev.kind === "thinking_delta") &&
+    last.slot === ev.slot &&
+    last.round === ev.round
+  ) {
+    events[events.length - 1] = { ...last, text: String(last.text ?? "") + String(ev.text ?? ""), t: ev.t };
+  } else {
+    events.push(ev);
+  }
+}

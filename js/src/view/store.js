@@ -1,7 +1,6 @@
 // The run as the view knows it: the reducer's state plus the coalesced events (for the events export).
 // Everything that changes the state goes through `reduce` — live batches, snapshots and the `final` trait.
-import { createState, reduce } from "../state.js";
-import { appendCoalesced } from "../transcript.js";
+import { appendCoalesced, createState, reduce } from "../state.js";
 
 export function createStore() {
   return { state: createState(), events: [] };

@@ -5,39 +5,59 @@ the journal; none of them needs the model's tokens one by one (the widget sends 
 the journal writes every 0.2 s). A fast stream (a scripted or local model: thousands of tokens a second)
 made each of them pay per token: a `TokenDelta`, a reducer step, a wire dict, a journal row (a
 1,000,000-token answer wrote 120 MB of rows and hit the journal's 64 MB cap half way). So the run's sink
-gathers consecutive text of one slot, round and kind here and emits it as **one** delta when:
+gathers consecutive text of one slot, round and kind here and emits it as **one** delta.
 
-* `INTERVAL` (20 ms) passed since the first piece of the batch (a timer on the run's loop), or
+The merging is **leading-edge**: a piece that arrives when no text was emitted for `INTERVAL` (20 ms)
+goes out at once, so the first token of an answer, and every token of a model slower than one per
+20 ms (most hosted models), is never held. Only a burst waits: a piece that arrives less than
+`INTERVAL` after the last emitted delta is held, with the ones after it, until
+
+* `INTERVAL` passed since that delta (a timer on the run's loop), or
 * any other event is emitted (`flush` first, so the order of events never changes: a retraction, a
   tool call, a Stop, the slot's end all follow the text shown before them), or
 * text of another slot, round or kind arrives.
 
-A model streaming slower than one token per 20 ms (every hosted model) gets a delta per token as
-before; readers see the text at most 20 ms later. Without a running loop (no timer) nothing is held.
+So a fast stream still makes at most one delta per `INTERVAL`, and readers see a held piece at most
+20 ms later. Without a running loop (no timer) nothing is held.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Protocol
 
 from ..events import ThinkingDelta, TokenDelta
 
 INTERVAL = 0.02
-"""Seconds the first piece of a batch may wait before the batch is emitted."""
+"""Seconds between two emitted text deltas at the least (a piece after a longer gap goes out at once)."""
 
 DeltaKind = type[TokenDelta] | type[ThinkingDelta]
 Watcher = Callable[[str, int, list[str]], None]
+
+
+class Timers(Protocol):
+    """What the coalescer needs of a loop: its clock and a timer (an `asyncio` loop; a fake one in tests)."""
+
+    def time(self) -> float: ...
+    def call_later(self, delay: float, callback: Callable[[], object], /) -> asyncio.TimerHandle: ...
 """`(text, round, parts)`: answer text of one slot merged from `parts` (the pieces as added), as emitted."""
 
 
 class TextCoalescer:
     """Pending text deltas of one run, emitted merged through `emit` (see the module docstring)."""
 
-    __slots__ = ("_emit", "_kind", "_parts", "_round", "_run_id", "_slot", "_timer", "_watchers", "batches")
+    __slots__ = ("_emit", "_kind", "_last", "_loop", "_parts", "_round", "_run_id", "_slot", "_timer", "_watchers",
+                 "batches")
 
-    def __init__(self, run_id: str, emit: Callable[[TokenDelta | ThinkingDelta], None]) -> None:
+    def __init__(
+        self, run_id: str, emit: Callable[[TokenDelta | ThinkingDelta], None], *, loop: Timers | None = None
+    ) -> None:
         self._run_id = run_id
+        self._loop = loop
+        """The clock and timers (default: the running loop, looked up when first needed)."""
+        self._last = float("-inf")
+        """The loop's time when the last delta was emitted."""
         self._emit = emit
         self._parts: list[str] = []
         self._kind: DeltaKind = TokenDelta
@@ -68,10 +88,23 @@ class TextCoalescer:
         self._kind, self._slot, self._round = kind, slot, round_no
         self._parts.append(text)
         if self._timer is None:
-            try:
-                self._timer = asyncio.get_running_loop().call_later(INTERVAL, self._timed)
-            except RuntimeError:  # no loop, no timer: nothing may wait
+            loop = self._timers()
+            if loop is None:  # no loop, no timer: nothing may wait
                 self.flush()
+                return
+            wait = self._last + INTERVAL - loop.time()
+            if wait <= 0:  # the leading edge: nothing was emitted for an interval, so nothing waits
+                self.flush()
+            else:  # a burst: gather until an interval after the last delta
+                self._timer = loop.call_later(wait, self._timed)
+
+    def _timers(self) -> Timers | None:
+        if self._loop is None:
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return None
+        return self._loop
 
     @property
     def pending(self) -> bool:
@@ -89,6 +122,8 @@ class TextCoalescer:
         text = parts[0] if len(parts) == 1 else "".join(parts)
         self._parts = []
         self.batches += 1
+        if self._loop is not None:
+            self._last = self._loop.time()
         watcher = self._watchers.get(self._slot) if self._kind is TokenDelta else None
         if watcher is not None:
             watcher(text, self._round, parts)

@@ -78,6 +78,54 @@ class _Deltas:
     def event(self, k: int) -> Event:
         return self.first if k == 0 else dataclasses.replace(self.first, text=self.text(k))
 
+    def parts(self, k: int = 0) -> list[str]:
+        """The texts from the `k`-th on, as stored: whole chunks as they are, only the chunk `k` falls in cut."""
+        chunk, j = divmod(k, CHUNK)
+        if chunk == len(self.chunks):
+            return self.pending[j:]
+        parts: list[str] = []
+        texts, ends = self.chunks[chunk], self.ends[chunk]
+        if isinstance(texts, list):
+            parts.extend(texts[j:])
+        else:
+            assert ends is not None
+            parts.append(texts[ends[j - 1] if j else 0 :] if j else texts)
+        for texts in self.chunks[chunk + 1 :]:
+            if isinstance(texts, list):
+                parts.extend(texts)
+            else:
+                parts.append(texts)
+        parts.extend(self.pending)
+        return parts
+
+
+class TextRun:
+    """Consecutive text deltas of one slot, round and kind from some position on, merged only when read.
+
+    `join()` makes the text; `equals(text)` compares without joining, so a reader that can use another
+    string holding the same text (a slot's answer: its `slot_completed` value) never copies a long answer.
+    """
+
+    __slots__ = ("_deltas", "_skip")
+
+    def __init__(self, deltas: _Deltas, skip: int) -> None:
+        self._deltas, self._skip = deltas, skip
+
+    def join(self) -> str:
+        parts = self._deltas.parts(self._skip)
+        return parts[0] if len(parts) == 1 else "".join(parts)
+
+    def equals(self, text: str) -> bool:
+        parts = self._deltas.parts(self._skip)
+        if sum(map(len, parts)) != len(text):
+            return False
+        at = 0
+        for piece in parts:
+            if not text.startswith(piece, at):
+                return False
+            at += len(piece)
+        return True
+
 
 class _Events(Sequence[Event]):
     """A run's events in order, with runs of text deltas stored as `_Deltas` (memory O(text), not O(tokens))."""
@@ -122,6 +170,27 @@ class _Events(Sequence[Event]):
     def __iter__(self) -> Iterator[Event]:
         return self.iter_from(0)
 
+    def merged_from(self, index: int) -> Iterator[tuple[Event, TextRun | None, int, int]]:
+        """The events from position `index` on, each run of consecutive text deltas (of one slot, round and
+        kind) as one: `(event, its merged text or None, first position, last position)`.
+
+        The one place streamed text is merged for the views: the widget's batches and snapshots, the batch
+        view's open rows. A delta's `event` is the run's first one (take all but its `text` from it).
+        """
+        if index >= self._count:
+            return
+        at = bisect.bisect_right(self._starts, index) - 1
+        skip = index - self._starts[at]
+        items, starts = self._items, self._starts
+        while at < len(items):
+            item = items[at]
+            if isinstance(item, _Deltas):
+                yield item.first, TextRun(item, skip), starts[at] + skip, starts[at] + len(item) - 1
+            else:
+                yield item, None, starts[at], starts[at]
+            skip = 0
+            at += 1
+
     def iter_from(self, index: int) -> Iterator[Event]:
         """The events from position `index` on (what is appended while iterating is included)."""
         if index >= self._count:
@@ -144,19 +213,22 @@ class _Events(Sequence[Event]):
 class EventLog:
     """Append-only list of a run's events that readers can follow, reduced into the run's transcript.
 
-    The transcript is the one model of the run's state every reader shares (`Run.transcript`); a
-    resumed run's segments reduce into the same one, as the widget does. Two kinds of reader:
-    `follow()` (async, wakes when events arrive) and `listen()` (called synchronously on every
-    append: no task switch per event, what the widget uses). An append costs O(1): it signals the
-    async readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader,
-    none per event), and creates nothing when nobody waits.
+    The one record of a run in memory: the views keep no copy. The transcript is the one model of the
+    run's state every reader shares (`Run.transcript`); a resumed run's segments reduce into the same
+    one. Three kinds of reader: a cursor (`events.merged_from(position)`: the widget and the batch view
+    read what came since their last batch, text deltas merged), `follow()` (async, wakes when events
+    arrive) and `listen()` (called synchronously on every append: no task switch per event; the widget
+    is told this way that there is something to send). An append costs O(1): it signals the async
+    readers only when one is waiting (one `asyncio.Event` per wake-up of a caught-up reader, none per
+    event), and creates nothing when nobody waits.
 
     The transcript is reduced when it is read (`transcript`), from the events it has not seen yet, not
-    per append: a batch row's run and a script's run are never looked at while they run, a widget
-    shows its own log, and the reducer costs as much per event as the rest of the append. What waits
-    is the events' times (8 bytes an event, the events themselves are kept anyway) and the wire
-    conversions of the last `KEEP_CONVERTED` events (`wire.wire_fields`, made for the views as each
-    event is emitted), so a read soon after does not convert them again.
+    per append: a batch row's run and a script's run are never looked at while they run, the widget
+    sends wire events rather than the transcript, and the reducer costs as much per event as the rest
+    of the append. What waits is the events' times (8 bytes an event, the events themselves are kept
+    anyway) and the wire conversions of the last `KEEP_CONVERTED` events (`events.json.wire_fields`,
+    made once by the run's sink), which the reduction and the views' batches (`converted`) take
+    instead of converting again.
     """
 
     KEEP_CONVERTED = 1024
@@ -171,27 +243,37 @@ class EventLog:
         """Events reduced into the transcript so far."""
         self._converted: dict[int, Converted] = {}
         """Position → wire conversion, for the latest unreduced events that are not text deltas."""
-        self._t0 = time.monotonic()
+        self.t0 = time.monotonic()
+        """`time.monotonic()` when the log began (the events' times count from it)."""
         self._wake: asyncio.Event | None = None
         """Set on the next append; exists only while an async reader waits."""
         self._listeners: list[Callable[[Event], None]] = []
 
-    def append(self, event: Event) -> None:
+    def append(self, event: Event, converted: Converted | None = None) -> None:
+        """Add `event` (with its wire conversion when the caller made it: the run's sink does, to check it)."""
         index = len(self.events)
         self.events.append(event)
-        self._times.append(time.monotonic() - self._t0)
+        self._times.append(time.monotonic() - self.t0)
         kind = type(event)
         if kind is not TokenDelta and kind is not ThinkingDelta:
-            converted = self._converted
-            converted[index] = wire_fields(event)  # the views' conversion (remembered there for one event only)
-            if len(converted) > self.KEEP_CONVERTED:
-                del converted[next(iter(converted))]
+            kept = self._converted
+            kept[index] = converted if converted is not None else wire_fields(event)
+            if len(kept) > self.KEEP_CONVERTED:
+                del kept[next(iter(kept))]
         for listener in self._listeners:
             listener(event)
         wake = self._wake
         if wake is not None:
             self._wake = None  # readers that wake and find nothing new wait on a fresh one
             wake.set()
+
+    def time(self, index: int) -> float:
+        """Seconds from the log's start to the event at `index`."""
+        return self._times[index]
+
+    def converted(self, index: int) -> Converted | None:
+        """The wire conversion of the event at `index` if it is still kept (recent, not reduced yet)."""
+        return self._converted.get(index)
 
     @property
     def transcript(self) -> Transcript:

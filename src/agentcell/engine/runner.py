@@ -67,6 +67,11 @@ class Run:
         self._task = self._loop.create_task(self._main(), name=f"agentcell-run-{self.run_id}")
 
     @property
+    def log(self) -> EventLog:
+        """This segment's event log: every event so far, for readers that keep a cursor (the widget)."""
+        return self._log
+
+    @property
     def transcript(self) -> Transcript:
         """The run's state as every view shows it (slots, rounds, answers with retractions applied), live.
 

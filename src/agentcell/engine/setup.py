@@ -18,7 +18,7 @@ from pydantic_ai.messages import ModelMessage
 
 from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingDelta, TokenDelta
-from ..events.json import needs_scrub, scrub_event
+from ..events.json import Converted, scrub_event, wire_fields
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
 from ..providers.known_secrets import KnownSecrets
@@ -290,17 +290,25 @@ class _Sink:
             return
         self._ended = isinstance(event, ProcessingComplete)
         replaced = 0
+        converted: Converted | None = None
         if isinstance(event, TokenDelta | ThinkingDelta):
-            if not (event.text.isascii() and event.slot.isascii()):  # one per streamed token: ASCII is clean
+            if not (event.text.isascii() and event.slot.isascii()):  # one per streamed batch: ASCII is clean
                 event, replaced = scrub_event(event)
-        elif needs_scrub(event):  # the check is the wire conversion the views reuse (`wire.wire_fields`)
-            event, replaced = scrub_event(event)  # every view, the journal and the saved notebook need valid UTF-8
-        self._log.append(event)
+        else:
+            # The event's wire conversion, made once here and handed on: it checks the text (every view, the
+            # journal and the saved notebook need valid UTF-8), the log keeps it for the views and the transcript,
+            # and the journal learns from it whether the row holds a long string.
+            converted = wire_fields(event)
+            if not converted[1]:
+                event, replaced = scrub_event(event)
+                converted = wire_fields(event)
+        self._log.append(event, converted)
         if replaced:
             self._report_scrubbed(event, replaced)
         journal = self.journal
         if journal is not None:
-            journal.event(event)  # never raises: a full disk, the size cap… stop it and say why
+            # never raises: a full disk, the size cap… stop it and say why
+            journal.event(event, long_free=None if converted is None else converted[2])
             if journal.stopped is not None:
                 self._detach_journal(journal.stopped, say=not self._ended)
         if self._ended:

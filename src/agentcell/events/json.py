@@ -1,7 +1,8 @@
 """Events as JSON: the fields every reader of an event (the widget, the journal, the transcript) sends or keeps.
 
 Each event becomes one small JSON object: its dataclass fields, `kind`, and `t` (seconds since the run's
-start). The conversion is done once per event and shared by its readers (`wire_fields`).
+start). The run's sink converts each event once as it is emitted (`wire_fields`: the conversion checks its
+text too) and hands the conversion to the run's log and journal; the views take it from the log.
 """
 
 from __future__ import annotations
@@ -34,24 +35,16 @@ def to_wire(event: Event, *, t: float, converted: Converted | None = None) -> Wi
 Converted = tuple[WireEvent, bool, bool]
 """An event's wire fields, whether they are valid UTF-8, and whether no string in them is `LONG` or longer."""
 
-_last: tuple[Event | None, Converted] = (None, ({}, True, True))
-"""The event converted last and its conversion (see `wire_fields`)."""
 
 
 def wire_fields(event: Event) -> Converted:
     """`event`'s wire fields (no `t`, not scrubbed), whether they serialize as valid UTF-8 as they are, and
-    whether they hold no long string (`event_long_free`).
+    whether they hold no long string (then a row of it is dumped whole, in C).
 
-    One event is read by several views as it is emitted (the run's sink checks its text, the widget
-    sends it, the journal writes it, the event log keeps it for the transcript), synchronously one
-    after the other: the conversion of the event seen last is remembered (by identity; events are
-    frozen) so each event is converted and checked once, not once per reader. Treat it as read-only.
+    Made once per event by the run's sink, which passes it on (`EventLog.append`, `Journal.event`): a
+    reader that has it never converts again. Treat it as read-only: its readers share it.
     """
-    global _last
-    last, converted = _last
-    if last is event:
-        return converted
-    if isinstance(event, ProcessingComplete):  # once per run, and not remembered: it holds the whole result
+    if isinstance(event, ProcessingComplete):  # once per run: its readers use the result, not these fields
         fields = {
             "kind": event.kind,
             "run_id": event.run_id,
@@ -66,27 +59,7 @@ def wire_fields(event: Event) -> Converted:
     value = fields.get("value")
     if fields["kind"] == "slot_completed" and isinstance(value, str) and fields.get("text") == value:
         del fields["text"]  # a text answer: `value` is the text; don't send it twice
-    converted = (fields, *check_json(fields))
-    _last = (event, converted)
-    return converted
-
-
-def event_long_free(event: Event) -> bool:
-    """Whether no string of `event` is `LONG` characters or longer (so its JSON can be made whole, in C).
-
-    Known from the UTF-8 check's serialization of the event's wire fields, which every event gets as it
-    is emitted: no extra walk. `False` when unsure (text that is not valid UTF-8; the run's ending).
-    """
-    return wire_fields(event)[2]
-
-
-def needs_scrub(event: Event) -> bool:
-    """Whether some text of `event` is not valid UTF-8 (lone surrogates), so `scrub_event` has work to do.
-
-    Every string `scrub_event` would look at appears unchanged in the event's wire fields, so a wire
-    that serializes cleanly means nothing to scrub; the check is the conversion the views need anyway.
-    """
-    return not wire_fields(event)[1]
+    return (fields, *check_json(fields))
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:

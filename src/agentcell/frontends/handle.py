@@ -134,7 +134,11 @@ class RunHandle:
             self.loop.call_soon_threadsafe(self.supersede)
             return
         self.superseded = True
-        self._show(RunWarning(run_id=self.run_id, slot=None, message=REPLACED))
+        if self.widget is not None:  # the view's own message: the run did not say it, so it is not in its log
+            self.widget.note(REPLACED, run_id=self.run_id)
+        warning = RunWarning(run_id=self.run_id, slot=None, message=REPLACED)
+        for fn in self._watchers:
+            fn(warning)
         self.cancel()
 
     def __await__(self) -> Generator[Any, None, RunResult]:
@@ -161,11 +165,12 @@ class RunHandle:
 
     # ---- the consumer task -----------------------------------------------------------------
     async def consume(self) -> None:
-        """Feed every event to the widget and watchers; the one boundary where a person watches.
+        """Tell the widget and watchers of every event; the one boundary where a person watches.
 
-        The events are fed synchronously as the run emits them (`Run.listen`): no task switch and no
-        wake-up per streamed token. This task only waits for the end, so cancelling it (e.g. the kernel
-        shuts down) still stops the run.
+        The widget reads the run's log itself (`AgentWidget.follow`); it is told of each event as the run
+        emits it (`Run.listen`, synchronously: no task switch and no wake-up per streamed text), to schedule
+        a batch. This task only waits for the end, so cancelling it (e.g. the kernel shuts down) still stops
+        the run.
         """
         ended: asyncio.Future[None] = self.loop.create_future()
 
@@ -195,7 +200,7 @@ class RunHandle:
 
     def _show(self, event: Event) -> None:
         if self.widget is not None:
-            self.widget.apply(event)
+            self.widget.notify(event)
         for fn in self._watchers:
             fn(event)
 
@@ -218,6 +223,7 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation:
     if view is not None:
         assert approvals is not None
         view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve)
+        view.follow(run.log)
     handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:
         registry.add(handle, place=spec.key, generation=generation)

@@ -82,8 +82,9 @@ def dump_pieces(
 ) -> tuple[bytes | LongText, ...]:
     """`adapter.dump_json(value, fallback=repr)` as pieces that write those bytes (`bytes`, or a `LongText`).
 
-    A row known to hold no long string (`long_free`: the caller knows it cheaply, see `wire.event_long_free`
-    and `messages_long_free`) is dumped as usual (one piece). Otherwise each long string (a dict's
+    A row known to hold no long string (`long_free`: the caller knows it cheaply: an event's wire conversion,
+    `events.json.wire_fields`, which the run's sink hands to `Journal.event`, and `messages_long_free`) is
+    dumped as usual (one piece). Otherwise each long string (a dict's
     value or a list's item) is replaced in the JSON-mode data by a placeholder no text can hold (a fresh
     random name), the rest is dumped, and the dump is cut at each placeholder, where the string's
     encoding goes (a `LongText`).

@@ -27,7 +27,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
-from ..events.json import event_long_free
+from ..events.json import wire_fields
 from ..formats.jsonsafe import scrub
 from ..formats.long_strings import messages_long_free, result_long_free
 from ..result import RunResult
@@ -51,11 +51,13 @@ def event_adapter() -> TypeAdapter[Event]:
     return adapter
 
 
-def _long_free(event: Event) -> bool:
-    """Whether `event`'s row holds no long string (then it is dumped whole, in C: `rowjson.dump_pieces`)."""
+def _long_free(event: Event, known: bool | None) -> bool:
+    """Whether `event`'s row holds no long string (then it is dumped whole, in C: `rowjson.dump_pieces`).
+
+    `known`: what the caller learnt from the event's wire conversion (the run's sink makes it anyway)."""
     if isinstance(event, ProcessingComplete):  # its row holds the whole result, not its wire fields
         return result_long_free(event.result)
-    return event_long_free(event)
+    return known if known is not None else wire_fields(event)[2]
 
 
 def max_bytes_from_env() -> int | None:
@@ -95,13 +97,14 @@ class Journal:
         self.writes = 0
         """Batches written so far (tests read it: one per batch, not one per row)."""
 
-    def event(self, event: Event) -> None:
-        """Append one event."""
+    def event(self, event: Event, *, long_free: bool | None = None) -> None:
+        """Append one event (`long_free`: whether no string of it is long, when the caller knows)."""
         kind = type(event)
         if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
         else:
-            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event, long_free=_long_free(event))))
+            free = _long_free(event, long_free)
+            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event, long_free=free)))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:

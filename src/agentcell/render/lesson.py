@@ -65,9 +65,9 @@ def transcript_of(run: Any) -> Transcript:
     """The `Transcript` of a `RunHandle`, `show()`'s widget, a `RunResult` (from its journal) or a transcript."""
     if isinstance(run, Transcript):
         return run
-    view = getattr(run, "widget", None) if not hasattr(run, "events_log") else run
-    if view is not None and hasattr(view, "events_log"):
-        return Transcript.from_wire(view.final or view.events_log.snapshot())
+    view = getattr(run, "widget", None) if not hasattr(run, "wire_snapshot") else run
+    if view is not None and hasattr(view, "wire_snapshot"):
+        return Transcript.from_wire(view.final or view.wire_snapshot())
     live = getattr(run, "transcript", None)
     if isinstance(live, Transcript):
         return live

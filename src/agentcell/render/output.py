@@ -67,10 +67,10 @@ def static_transcript(run: Any, *, journal: str | None = None) -> StaticTranscri
     """
     if isinstance(run, Transcript):
         return _of_transcript(run, {})
-    if hasattr(run, "events_log") and hasattr(run, "final"):  # AgentWidget, or mo.ui.anywidget around one
+    if hasattr(run, "wire_snapshot") and hasattr(run, "final"):  # AgentWidget, or mo.ui.anywidget around one
         return _of_widget(run)
     view = getattr(run, "widget", None)
-    if view is not None and hasattr(view, "events_log"):  # a RunHandle with a widget
+    if view is not None and hasattr(view, "wire_snapshot"):  # a RunHandle with a widget
         return _of_widget(view)
     live = getattr(run, "transcript", None)
     if isinstance(live, Transcript):  # a RunHandle without a widget (--quiet)
@@ -91,7 +91,7 @@ def _of_widget(view: Any) -> StaticTranscript:
     if view.final:
         events, facts = view.final, dict(view.output_metadata)
     else:
-        events, facts = view.events_log.snapshot(), dict(view.provenance)
+        events, facts = view.wire_snapshot(), dict(view.provenance)
     return StaticTranscript(html=render_html(events, facts, alone=True), text=render_text(events, facts),
                             metadata=facts if view.final else {})
 

@@ -265,7 +265,7 @@ def test_final_trait_carries_the_exact_transcript(
     messages = ModelMessagesTypeAdapter.validate_python(final["transcript"]["pydantic_ai"])
     assert len(messages) == len(result.messages) >= 4
     assert json.loads(result.to_json())["messages"] == final["transcript"]["pydantic_ai"]
-    assert "transcript" not in w.events_log.snapshot()[-1]
+    assert "transcript" not in w.wire_snapshot()[-1]
 
 
 @pytest.mark.anyio

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from agentcell.engine.eventlog import EventLog
 from agentcell.events import ProcessingComplete, RunStarted, SlotStarted, ThinkingDelta, TokenDelta, Usage
 from agentcell.events.json import to_wire
 from agentcell.frontends.widget import widget as widget_module
-from agentcell.frontends.widget.protocol import EventLog
+from agentcell.frontends.widget.protocol import wire_events
 from agentcell.frontends.widget.widget import AgentWidget
 from agentcell.result import RunResult
 
@@ -57,13 +58,13 @@ def test_processing_complete_carries_answer_and_usage_not_the_result_object() ->
     }
 
 
-def test_log_merges_deltas_of_one_round_only() -> None:
+def test_the_wire_merges_deltas_of_one_round_only() -> None:
     log = EventLog()
     for text, rnd in [("a", 1), ("b", 1), ("c", 2)]:
-        log.add(to_wire(TokenDelta(run_id="r", slot="s", text=text, round=rnd), t=0))
-    log.add(to_wire(ThinkingDelta(run_id="r", slot="s", text="x", round=2), t=0))
-    log.add(to_wire(ThinkingDelta(run_id="r", slot="s", text="y", round=2), t=0))
-    assert [(e["kind"], e["text"]) for e in log.snapshot()] == [
+        log.append(TokenDelta(run_id="r", slot="s", text=text, round=rnd))
+    log.append(ThinkingDelta(run_id="r", slot="s", text="x", round=2))
+    log.append(ThinkingDelta(run_id="r", slot="s", text="y", round=2))
+    assert [(e["kind"], e["text"]) for e in wire_events(log)] == [
         ("token_delta", "ab"), ("token_delta", "c"), ("thinking_delta", "xy")]
 
 
@@ -168,13 +169,13 @@ async def test_stop_message_calls_the_stop_callback_directly() -> None:
 def test_a_snapshot_is_not_changed_by_later_events() -> None:
     log = EventLog()
     for text in ("a", "b"):
-        log.add(to_wire(TokenDelta(run_id="r", slot="s", text=text), t=0))
-    first = log.snapshot()
-    log.add(to_wire(TokenDelta(run_id="r", slot="s", text="c"), t=1))
-    log.add(to_wire(ThinkingDelta(run_id="r", slot="s", text="x", round=2), t=2))
+        log.append(TokenDelta(run_id="r", slot="s", text=text))
+    first = wire_events(log)
+    log.append(TokenDelta(run_id="r", slot="s", text="c"))
+    log.append(ThinkingDelta(run_id="r", slot="s", text="x", round=2))
     assert [e["text"] for e in first] == ["ab"]
-    assert [e["text"] for e in log.snapshot()] == ["abc", "x"]
-    assert [e["text"] for e in log.take()] == ["abc", "x"] and log.snapshot() == []
+    assert [e["text"] for e in wire_events(log)] == ["abc", "x"]
+    assert [e["text"] for e in wire_events(log, 2)] == ["c", "x"]  # from a cursor inside the run of deltas
 
 
 async def _long_answer_events() -> tuple[list[Any], str]:
@@ -211,4 +212,51 @@ async def test_the_runs_last_batch_and_a_snapshot_carry_a_long_answer_once() -> 
     w._on_frontend_msg(w, {"kind": "snapshot_request"}, [])
     snap = w.sent[-1]
     assert snap["kind"] == "snapshot" and json.dumps(snap).count(answer) == 1
-    assert unpack(snap["events"]) == w.events_log.snapshot()
+    assert unpack(snap["events"]) == w.wire_snapshot()
+
+
+def test_a_lone_token_after_a_quiet_interval_is_sent_at_the_next_turn_not_after_the_interval(clock: Clock) -> None:
+    """Leading edge: after a quiet `flush_interval` a token goes out at the loop's next turn (a timer of 0 s);
+    only tokens that follow it within the interval wait, for what is left of the interval."""
+    w = Captured(flush_interval=0.04)
+    w.bind(loop=clock, on_stop=lambda: None)  # type: ignore[arg-type]
+    w.apply(TokenDelta(run_id="r", slot="answer", text="first"))
+    assert [t.when - clock.now for t in clock.timers if not t.cancelled] == [0.0]
+    clock.advance(0)
+    assert [e["text"] for e in w.sent[-1]["events"]] == ["first"]
+    clock.advance(0.01)
+    w.apply(TokenDelta(run_id="r", slot="answer", text=" burst"))  # 10 ms after a batch: waits 30 ms
+    clock.advance(0.029)
+    assert len(w.sent) == 1
+    clock.advance(0.001)
+    assert len(w.sent) == 2 and w.sent[-1]["events"][0]["text"] == " burst"
+    clock.advance(1.0)  # quiet again
+    w.apply(TokenDelta(run_id="r", slot="answer", text=" lone"))
+    clock.advance(0)
+    assert len(w.sent) == 3 and w.sent[-1]["events"][0]["text"] == " lone"
+
+
+async def test_a_launched_runs_widget_reads_the_runs_own_log() -> None:
+    """One log per run: the widget keeps no copy of the events, it reads the engine's log with a cursor."""
+    from pydantic_ai.models.function import FunctionModel
+
+    from agentcell.frontends import handle as handle_module
+    from agentcell.frontends.launch import LaunchSpec
+    from agentcell.options import RunOptions
+    from agentcell.template import compile_template
+
+    async def fn(messages: list[Any], info: Any) -> Any:
+        for word in ("one ", "two ", "three"):
+            yield word
+
+    sent: list[dict[str, Any]] = []
+    options = RunOptions(model=FunctionModel(stream_function=fn), journal=False)
+    handle = handle_module.launch(LaunchSpec(template=compile_template("Go [[answer]]"), options=options))
+    assert handle.widget is not None
+    handle.widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    await handle
+    assert handle.widget._log is handle.run.log
+    assert not hasattr(handle.widget, "events_log") and not hasattr(handle.widget, "_pending")
+    streamed = "".join(e["text"] for m in sent for e in m["events"] if e["kind"] == "token_delta")
+    assert streamed == "one two three"
+    assert [e["kind"] for e in handle.widget.final][-1] == "processing_complete"

@@ -31,10 +31,11 @@ from pydantic_core import to_jsonable_python
 from ...batch import Batch
 from ...batch.inputs import safe_repr
 from ...batch.results import GROUPS, RowResult
-from ...events.json import to_wire
+from ...engine.eventlog import EventLog
 from ...formats.jsonsafe import scrub, scrub_text
 from ...loops import running_loop
 from ...render.html import NO_MATH
+from .protocol import log_of, wire_events
 
 STATIC = pathlib.Path(__file__).parents[2] / "static"
 """The built bundles (`npm run build` writes them; the wheel ships them)."""
@@ -181,18 +182,24 @@ class BatchWidget(anywidget.AnyWidget):
             self._schedule()  # rows are running (here or on Dask): keep the clock, rate and ETA moving
 
     def _open_rows_delta(self) -> list[dict[str, Any]]:
+        """New events of the rows whose view is open: read from each row's run log with a cursor, converted now."""
         out = []
         for index, sent in list(self._open.items()):
-            events = self.batch.events_of(index)
-            if events is None or len(events) <= sent:
-                if index not in self.batch.runs:
+            run = self.batch.runs.get(index)
+            log: EventLog | None
+            if run is not None:
+                log, shift = run.log, run.log.t0 - self._t0
+            else:  # ended since the last flush: its journal has its events, if it was kept
+                events = self.batch.events_of(index)
+                log, shift = (None, 0.0) if events is None else (log_of(events), self._now())
+            if log is None or len(log.events) <= sent:
+                if run is None:
                     del self._open[index]  # ended and fully sent
                 continue
-            t = self._now()
             out.append({"index": index, "status": self.batch.rows[index].status,
-                        "events": [to_wire(e, t=t) for e in events[sent:]]})
-            self._open[index] = len(events)
-            if index not in self.batch.runs:
+                        "events": wire_events(log, sent, shift=shift)})
+            self._open[index] = len(log.events)
+            if run is None:
                 del self._open[index]
         return out
 
@@ -234,12 +241,14 @@ class BatchWidget(anywidget.AnyWidget):
         if msg.get("kind") == "stop":
             self.batch.cancel_row(index)
         elif msg.get("kind") == "snapshot_request":
-            events = self.batch.events_of(index)
             t = self._now()
-            wire = [to_wire(e, t=t) for e in events or ()]
-            if index in self.batch.runs:
-                self._open[index] = len(events or ())
-            missing = None if events is not None else _why_missing(self.batch.rows[index])
+            run = self.batch.runs.get(index)
+            events = None if run is not None else self.batch.events_of(index)
+            log = run.log if run is not None else None if events is None else log_of(events)
+            wire = [] if log is None else wire_events(log, shift=log.t0 - self._t0 if run is not None else t)
+            if run is not None:
+                self._open[index] = len(run.log.events)
+            missing = None if log is not None else _why_missing(self.batch.rows[index])
             self.messages_sent += 1
             self.send({"kind": "row", "index": index, "status": self.batch.rows[index].status,
                        "msg": {"kind": "snapshot", "events": wire, "t": t}, "missing": missing})

@@ -1,19 +1,22 @@
-"""The widget's protocol with the browser: what the view sends, and the log a late view replays.
+"""The widget's protocol with the browser: what the view sends, and the run's events as the browser gets them.
 
-The widget never re-sends a growing trait: events travel as batched custom messages (`events/json.py`
-makes each event's JSON). `EventLog` keeps every event of the run with consecutive text deltas of the
-same slot and round merged, so a view that opens later (page reload, a second view) gets the whole run
-as one snapshot whose size grows linearly with the text.
+The widget never re-sends a growing trait: events travel as batched custom messages. A view keeps no
+log of its own: it reads the run's log (`engine/eventlog.py`) with a cursor and converts what it sends
+when it sends it (`wire_events`), with consecutive text deltas of one slot, round and kind merged, so a
+batch holds one delta per stream and a view that opens later (page reload, a second view) gets the
+whole run as one snapshot whose size grows linearly with the text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from ...events.json import WireEvent
-from ...formats.jsonsafe import scrub
+from ...engine.eventlog import EventLog, TextRun
+from ...events import Event, ThinkingDelta, TokenDelta
+from ...events.json import WireEvent, to_wire
+from ...formats.jsonsafe import scrub, scrub_text
 from ...formats.long_strings import result_long_free
-from ...formats.pieces import CHUNK, worth_joining
 
 if TYPE_CHECKING:
     from ...result import RunResult
@@ -49,98 +52,71 @@ def transcript_json(result: RunResult) -> dict[str, Any]:
     return clean  # type: ignore[no-any-return]
 
 
-
-_TEXT_KINDS = ("token_delta", "thinking_delta")
-
-
-def _mergeable(a: WireEvent, b: WireEvent) -> bool:
-    return (
-        a["kind"] == b["kind"]
-        and a["kind"] in _TEXT_KINDS
-        and a.get("slot") == b.get("slot")
-        and a.get("round") == b.get("round")
-    )
+Note = tuple[int, WireEvent]
+"""A message of the view's own (not an event of the run: a run replaced, a view that broke) and where it goes:
+before the event at that position of the run's log (at the end when the position is the log's length)."""
 
 
-class EventLog:
-    """Wire events in order, consecutive text deltas of one slot and round merged into one event.
+def wire_events(log: EventLog, start: int = 0, *, shift: float = 0.0, notes: Sequence[Note] = ()) -> list[WireEvent]:
+    """The events of the run's `log` from position `start` on, as wire events (what a batch or snapshot sends).
 
-    The merged text is kept as a list of pieces and joined only when read (`snapshot`/`take`):
-    concatenating per token would copy the whole answer on every token (quadratic in its length).
-    A text event followed by others keeps its pieces too (`_unjoined`) until a read joins them, or
-    until its slot completes with that very text as its value: then the value, the string the run's
-    result holds, becomes the event's text (no copy of a long answer of this log's own). Events a
-    read returned are never changed after; only the last one is copied for the caller.
+    Converted now, when they are sent, not as they arrive: each run of consecutive text deltas of one slot,
+    round and kind is one event with the text merged (`merged_from`: the log stores it that way), and other
+    events take the conversion the run's sink made (`EventLog.converted`) while the log keeps it. `t` is the
+    event's time in the log plus `shift` (the view's clock); a merged delta takes its last piece's time.
+    `notes` (positions ≥ `start`) are put in at their places.
+
+    A slot's streamed answer that equals its `slot_completed` value is given that value, the string the
+    run's result holds, instead of a join: a list that is kept (the `final` trait) holds no copy of a long
+    answer of its own, and the end of a long run makes none.
     """
-
-    def __init__(self) -> None:
-        self._events: list[WireEvent] = []
-        self._pieces: list[str] = []
-        """Text pieces of the last event while it is an open text delta."""
-        self._small = 0
-        """Pieces appended since the last chunk was joined."""
-        self._unjoined: dict[int, list[str]] = {}
-        """Earlier text events (by position) whose text is still these pieces."""
-
-    def add(self, event: WireEvent) -> None:
-        if self._events and self._pieces and _mergeable(self._events[-1], event):
-            pieces = self._pieces
-            pieces.append(event["text"])
-            self._small += 1
-            if self._small >= CHUNK:  # the last CHUNK pieces become one string: chunks, not an object per token
-                if worth_joining(pieces[-CHUNK:]):  # (long pieces are kept: shared with the run's other logs)
-                    pieces[-CHUNK:] = ["".join(pieces[-CHUNK:])]
-                self._small = 0
-            self._events[-1]["t"] = event["t"]
-            return
-        if len(self._pieces) > 1:
-            self._unjoined[len(self._events) - 1] = self._pieces
-        self._events.append(dict(event))  # our own copy: the same event also goes to other logs
-        self._pieces = [event["text"]] if event["kind"] in _TEXT_KINDS else []
-        self._small = 0
-        value = event.get("value")
-        if event["kind"] == "slot_completed" and isinstance(value, str) and self._unjoined:
-            self._adopt(event.get("slot"), value)
-
-    def _adopt(self, slot: Any, value: str) -> None:
-        """Make `value` the text of the slot's unjoined answer text event that holds the same text."""
-        for at, pieces in reversed(self._unjoined.items()):
-            event = self._events[at]
-            if event["kind"] == "token_delta" and event.get("slot") == slot and _same_text(pieces, value):
-                event["text"] = value
-                del self._unjoined[at]
-                return
-
-    def snapshot(self) -> list[WireEvent]:
-        """Every event so far (text joined); the caller may keep the list."""
-        for at, pieces in self._unjoined.items():
-            self._events[at]["text"] = "".join(pieces)
-        self._unjoined = {}
-        if len(self._pieces) > 1:
-            joined = "".join(self._pieces)
-            self._events[-1]["text"] = joined
-            self._pieces, self._small = [joined], 0
-        if not self._events:
-            return []
-        return [*self._events[:-1], dict(self._events[-1])]
-
-    def take(self) -> list[WireEvent]:
-        """Every event so far, emptying the log (a batch to send)."""
-        events = self.snapshot()
-        self._events, self._pieces = [], []
-        return events
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-
-def _same_text(pieces: list[str], text: str) -> bool:
-    """Whether `pieces` joined would be `text` (compared in place: no join)."""
-    if sum(map(len, pieces)) != len(text):
-        return False
+    out: list[WireEvent] = []
+    runs: list[tuple[WireEvent, object]] = []
+    waiting = sorted(notes, key=lambda note: note[0])
     at = 0
-    for piece in pieces:
-        if not text.startswith(piece, at):
-            return False
-        at += len(piece)
-    return True
+    for event, text, first, last in log.events.merged_from(start):
+        while at < len(waiting) and waiting[at][0] <= first:
+            out.append(waiting[at][1])
+            at += 1
+        t = round(log.time(last) + shift, 3)
+        if text is None:
+            wire = to_wire(event, t=t, converted=log.converted(last))
+            value = wire.get("value")
+            if wire["kind"] == "slot_completed" and isinstance(value, str):
+                _adopt(runs, wire.get("slot"), value)
+            elif wire["kind"] in ("slot_started", "slot_retracted"):
+                runs.append((wire, _NO_RUN))  # an answer streamed before this is not the slot's value
+            out.append(wire)
+        else:
+            delta: TokenDelta | ThinkingDelta = event  # type: ignore[assignment]
+            wire = {"run_id": delta.run_id, "slot": scrub_text(delta.slot)[0], "text": text,
+                    "round": delta.round, "kind": delta.kind, "t": t}
+            runs.append((wire, text))
+            out.append(wire)
+    out.extend(note for _, note in waiting[at:])
+    for wire, run in runs:
+        if isinstance(run, TextRun) and wire["text"] is run:
+            wire["text"] = scrub_text(run.join())[0]
+    return out
+
+
+_NO_RUN = object()
+
+
+def _adopt(runs: list[tuple[WireEvent, object]], slot: Any, value: str) -> None:
+    """Give the slot's last streamed answer text `value` if it is the same text (compared without a join)."""
+    for wire, text in reversed(runs):
+        if wire.get("slot") != slot:
+            continue
+        if wire["kind"] == "token_delta" and isinstance(text, TextRun) and wire["text"] is text and text.equals(value):
+            wire["text"] = value
+        if wire["kind"] != "thinking_delta":
+            return
+
+
+def log_of(events: Iterable[Event]) -> EventLog:
+    """A log holding `events` (a run read back from its journal), for `wire_events`."""
+    log = EventLog()
+    for event in events:
+        log.append(event)
+    return log

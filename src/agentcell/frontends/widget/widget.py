@@ -1,10 +1,13 @@
 """The live widget: Python owns the run's state, the browser renders it.
 
 Three coarse traits are synced (`status`, `final`, `hint`); everything else travels as batched
-custom messages of wire events (`events/json.py`; the protocol is `protocol.py`), flushed at most
-`1 / flush_interval` times a second whatever the token rate. A view that opens late asks for a
-snapshot (`snapshot_request`) and gets the whole run so far; once the run ends, `final` holds the
-complete log, so a view rendered from a saved notebook (no kernel) shows the transcript too.
+custom messages of wire events (`protocol.py`). The widget keeps no log of its own: it reads the
+run's log (`engine/eventlog.py`, `follow`) with a cursor and converts what it sends when it sends it.
+Sending is **leading-edge**: an event after a quiet `flush_interval` goes out at the loop's next
+turn; events that come sooner wait for the interval to pass, so a burst of tokens costs one message
+per interval, at most `1 / flush_interval` a second whatever the token rate. A view that opens late
+asks for a snapshot (`snapshot_request`) and gets the whole run so far; once the run ends, `final`
+holds the complete log, so a view rendered from a saved notebook (no kernel) shows the transcript too.
 
 Display: `show()` (also what `display(widget)` and a cell's last expression call, through
 `_ipython_display_`) puts out two adjacent outputs: the widget view, and a static twin (an empty
@@ -37,11 +40,12 @@ import anywidget
 import traitlets
 
 from ..._version import __version__
-from ...events import Event, ProcessingComplete, RunStarted, ThinkingDelta, TokenDelta
-from ...events.json import to_wire, usage_json
-from ...formats.jsonsafe import jsonable, scrub_text
+from ...engine.eventlog import EventLog
+from ...events import Event, ProcessingComplete, RunStarted
+from ...events.json import WireEvent, usage_json
+from ...formats.jsonsafe import jsonable
 from ...loops import running_loop
-from .protocol import EventLog, FrontendMsg, transcript_json
+from .protocol import FrontendMsg, Note, transcript_json, wire_events
 from .saved_outputs import saved_outputs
 from .shared_texts import pack, unpack
 
@@ -56,6 +60,10 @@ export default { render({ model, el }) {
 } };
 """
 
+FLUSH_INTERVAL = 0.04
+"""Seconds between two batches at the least: ≤ 25 a second, under the 30 messages a second a browser takes
+well, with room for the few other messages of a run (its status, the end)."""
+
 StopCallback = Callable[[], None]
 ApproveCallback = Callable[[str, bool, "str | None"], None]
 
@@ -66,7 +74,7 @@ def _asset(name: str) -> pathlib.Path | str:
 
 
 class AgentWidget(anywidget.AnyWidget):
-    """Shows one run live; `apply(event)` is the only way state changes."""
+    """Shows one run live: the run's log (`follow`) or the events given to `apply` are the only way state changes."""
 
     _esm = _asset("widget.js")
     _css = _asset("widget.css")
@@ -84,7 +92,7 @@ class AgentWidget(anywidget.AnyWidget):
     """Larger text for a projector (workshops); JupyterLab's View › Presentation Mode does the same for every run."""
 
     def __init__(
-        self, *, flush_interval: float = 0.05, provenance: dict[str, Any] | None = None, **kwargs: Any
+        self, *, flush_interval: float = FLUSH_INTERVAL, provenance: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.flush_interval = flush_interval
@@ -99,11 +107,16 @@ class AgentWidget(anywidget.AnyWidget):
         self._final_bundle: tuple[list[Any], tuple[dict[str, Any], dict[str, Any]]] | None = None
         self.output_metadata: dict[str, Any] = {}
         """What the output's metadata holds under `"agentcell"` once the run ended."""
-        self.events_log = EventLog()
         self.messages_sent = 0
         """Custom messages sent so far (benchmarks and tests read it)."""
-        self._pending = EventLog()
         self._t0 = time.monotonic()
+        self._log = EventLog()
+        """The run's log (`follow`), or the widget's own for events given to `apply` (a journal read back)."""
+        self._sent = 0
+        """Events of the log sent to the browser so far (the cursor)."""
+        self._notes: list[Note] = []
+        """Messages of the view's own (`note`), with their places in the log."""
+        self._notes_sent = 0
         self._last_flush = 0.0
         self._flush_handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -121,17 +134,17 @@ class AgentWidget(anywidget.AnyWidget):
         """Attach the widget to a run: its loop and what Stop / Approve do."""
         self._loop, self._on_stop, self._on_approve = loop, on_stop, on_approve
 
+    def follow(self, log: EventLog) -> None:
+        """Show the run whose log this is (before any event was shown): `notify` then tells of each new event."""
+        self._log, self._sent = log, 0
+
     def apply(self, event: Event) -> None:
-        """Record one event and schedule it for the browser."""
-        kind = type(event)
-        if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed token: what `to_wire` makes, directly
-            delta: TokenDelta | ThinkingDelta = event  # type: ignore[assignment]
-            wire = {"run_id": delta.run_id, "slot": scrub_text(delta.slot)[0], "text": scrub_text(delta.text)[0],
-                    "round": delta.round, "kind": delta.kind, "t": self._now()}
-        else:
-            wire = to_wire(event, t=self._now())
-        self.events_log.add(wire)
-        self._pending.add(wire)
+        """Show one more event of a run this widget does not `follow` (a run read back from its journal)."""
+        self._log.append(event)
+        self.notify(event)
+
+    def notify(self, event: Event) -> None:
+        """The log got `event`: schedule a batch (nothing is converted here: `flush` reads the log)."""
         if isinstance(event, RunStarted):
             self.status = "running"
         if isinstance(event, ProcessingComplete):
@@ -139,7 +152,7 @@ class AgentWidget(anywidget.AnyWidget):
             # Status first: the first transcript dump builds pydantic-ai's message schema (~0.2 s once
             # per kernel), which must not delay the end a Stop click is waiting for.
             self.status = event.status
-            final = self.events_log.snapshot()
+            final = self.wire_snapshot()
             # The exact transcript travels once, in the final trait only (not in the live batch).
             final[-1] = {**final[-1], "transcript": transcript_json(event.result)}
             self.final = final
@@ -201,13 +214,12 @@ class AgentWidget(anywidget.AnyWidget):
 
         While it runs: an empty placeholder, or with `so_far` the transcript so far (marked unfinished).
         """
-        if not self.final and (not so_far or not len(self.events_log)):
+        if not self.final and (not so_far or not len(self._log.events)):
             return {"text/html": '<div class="agentcell-static" data-status="running"></div>', "text/plain": ""}, {}
         from ...render.html import TEXT_BUDGET, transcript_html, transcript_text
         from ...transcript import Transcript
 
-        events, facts = (self.final, self.output_metadata) if self.final else (self.events_log.snapshot(),
-                                                                               self.provenance)
+        events, facts = (self.final, self.output_metadata) if self.final else (self.wire_snapshot(), self.provenance)
         tr = Transcript.from_wire(events)  # reduced once for both renderings
         data = {"text/html": transcript_html(tr, facts),
                 "text/plain": transcript_text(tr, facts, answer_chars=TEXT_BUDGET)}
@@ -244,11 +256,21 @@ class AgentWidget(anywidget.AnyWidget):
                 facts[str(key)] = jsonable(value)
         return facts
 
+    def note(self, message: str, *, run_id: str = "") -> None:
+        """Show a warning of the view's own (not the run's: the run reports its own as events), in its place."""
+        self._notes.append((len(self._log.events), {"kind": "run_warning", "run_id": run_id, "slot": None,
+                                                    "message": message, "t": self._now()}))
+        self._schedule_flush()
+
     def fail(self, message: str) -> None:
         """Show an error that escaped the run (the run itself reports its own failures as events)."""
-        self._pending.add({"kind": "run_warning", "run_id": "", "slot": None, "message": message, "t": 0})
+        self.note(message)
         self.flush()
         self.status = "failed"
+
+    def wire_snapshot(self) -> list[WireEvent]:
+        """Every event so far as the browser gets it (text deltas merged); the caller may keep the list."""
+        return wire_events(self._log, 0, shift=self._log.t0 - self._t0, notes=self._notes)
 
     def flush(self, *, packed: bool = False) -> None:
         """Send the pending events now, as one message.
@@ -261,9 +283,11 @@ class AgentWidget(anywidget.AnyWidget):
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        if not self._pending:
+        end = len(self._log.events)
+        if end == self._sent and self._notes_sent == len(self._notes):
             return
-        batch = self._pending.take()
+        batch = wire_events(self._log, self._sent, shift=self._log.t0 - self._t0, notes=self._notes[self._notes_sent:])
+        self._sent, self._notes_sent = end, len(self._notes)
         self._last_flush = time.monotonic()
         self.messages_sent += 1
         self.send({"kind": "events", "events": pack(batch) if packed else batch, "t": self._now()})
@@ -303,11 +327,11 @@ class AgentWidget(anywidget.AnyWidget):
                 # Flush first: every view then resets on the snapshot, so nothing is applied twice.
                 self.flush()
                 self.messages_sent += 1
-                self.send({"kind": "snapshot", "events": pack(self.events_log.snapshot()), "t": self._now()})
+                self.send({"kind": "snapshot", "events": pack(self.wire_snapshot()), "t": self._now()})
             case "approve" if self._on_approve is not None:
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
             case _:
                 pass
 
     def __repr__(self) -> str:
-        return f"<AgentWidget status={self.status!r} events={len(self.events_log)}>"
+        return f"<AgentWidget status={self.status!r} events={len(self._log.events)}>"
