@@ -1,7 +1,7 @@
 """Streamed text merged before it fans out: one text delta per `INTERVAL` of streaming, not one per token.
 
 Every event a run emits goes to the run's log, its transcript, each view (the widget, a printer) and
-the journal; none of them needs the model's tokens one by one (the widget sends ≤ 20 batches a second,
+the journal; none of them needs the model's tokens one by one (the widget sends ≤ 25 batches a second,
 the journal writes every 0.2 s). A fast stream (a scripted or local model: thousands of tokens a second)
 made each of them pay per token: a `TokenDelta`, a reducer step, a wire dict, a journal row (a
 1,000,000-token answer wrote 120 MB of rows and hit the journal's 64 MB cap half way). So the run's sink
@@ -34,6 +34,7 @@ INTERVAL = 0.02
 
 DeltaKind = type[TokenDelta] | type[ThinkingDelta]
 Watcher = Callable[[str, int, list[str]], None]
+"""`(text, round, parts)`: answer text of one slot merged from `parts` (the pieces as added), as emitted."""
 
 
 class Timers(Protocol):
@@ -41,7 +42,6 @@ class Timers(Protocol):
 
     def time(self) -> float: ...
     def call_later(self, delay: float, callback: Callable[[], object], /) -> asyncio.TimerHandle: ...
-"""`(text, round, parts)`: answer text of one slot merged from `parts` (the pieces as added), as emitted."""
 
 
 class TextCoalescer:
