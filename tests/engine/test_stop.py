@@ -234,7 +234,8 @@ async def test_cancelling_the_task_iterating_stream_stops_the_run() -> None:
 async def test_stop_from_another_thread() -> None:
     script = Script(["a", Sleep(10), "b"])
     run = start_run(template(slot("answer")), model=script.model)
-    await asyncio.sleep(0.05)
+    # Cancel once the model is inside its 10 s sleep (after "a" streamed), however slow the machine is.
+    assert await eventually(lambda: any(e.kind == "token_delta" for e in run.events_so_far))
     thread = threading.Thread(target=run.cancel)
     thread.start()
     thread.join()
