@@ -73,11 +73,18 @@ class Sleep:
 
 
 @dataclass(frozen=True)
+class Until:
+    """Hold the response until `check()` holds (an order of events made certain, not timed)."""
+
+    check: Callable[[], bool]
+
+
+@dataclass(frozen=True)
 class Raise:
     error: BaseException
 
 
-Item = str | Call | Final | Think | Sleep | Raise
+Item = str | Call | Final | Think | Sleep | Until | Raise
 Response = Sequence[Item] | Callable[[list[ModelMessage], AgentInfo], Sequence[Item]]
 
 
@@ -155,6 +162,14 @@ async def _deltas(
     for n, item in enumerate(items):
         if isinstance(item, Sleep):
             await sleep(item.seconds)
+            continue
+        if isinstance(item, Until):
+            waited = 0.0
+            while not item.check():
+                if waited > 30:  # a hang guard: the awaited event never came
+                    raise AssertionError("the event this response waits for never happened")
+                await sleep(0.01)
+                waited += 0.01
             continue
         if isinstance(item, Raise):
             raise item.error
@@ -267,8 +282,7 @@ def brief(events: Sequence[Event]) -> list[tuple[Any, ...]]:
     for e in events:
         match e.kind:
             case "token_delta" | "thinking_delta":
-                if (last is not None and last.kind == e.kind and last.slot == e.slot
-                        and last.round == e.round):  # type: ignore[attr-defined]
+                if last is not None and last.kind == e.kind and last.slot == e.slot and last.round == e.round:  # type: ignore[attr-defined]
                     out[-1] = (*out[-1][:2], out[-1][2] + e.text)  # type: ignore[attr-defined]
                 else:
                     out.append((e.kind, e.slot, e.text))  # type: ignore[union-attr]
@@ -334,6 +348,7 @@ __all__ = [
     "Script",
     "Sleep",
     "Think",
+    "Until",
     "brief",
     "checkpoint",
     "conversation",

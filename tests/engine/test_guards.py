@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -10,7 +12,7 @@ from agentcell.engine import complete_async, stream
 from agentcell.errors import Halted
 from agentcell.tools import readonly
 
-from .conftest import Call, Script, brief, conversation, routed, slot, template, verdict
+from .conftest import Call, Final, Script, Until, brief, conversation, routed, slot, template, verdict
 
 pytestmark = pytest.mark.anyio
 
@@ -25,11 +27,18 @@ async def lookup(code: str) -> str:
     return "Dr Smith"
 
 
+def happened(seen: list[Any], kind: str, slot: str | None = None) -> Callable[[], bool]:
+    return lambda: any(e.kind == kind and (slot is None or getattr(e, "slot", None) == slot) for e in seen)
+
+
 async def test_guard_passes_while_a_readonly_tool_runs_beside_it() -> None:
-    guard = Script(verdict(False, "fine", after=0.6))
+    seen: list[Any] = []
+    # The guard answers only once the tool has finished beside it: the order is made, not timed.
+    guard = Script([Until(happened(seen, "tool_completed")), Final({"triggered": False, "reason": "fine"}, raw=True)])
     main = Script([Call("lookup", {"code": "P1"})], ["Dr ", "Smith"])
-    events = [e async for e in stream(template(GUARD, ANSWER), model=routed(guard, main), tools=[lookup])]
-    assert brief(events) == [
+    async for event in stream(template(GUARD, ANSWER), model=routed(guard, main), tools=[lookup]):
+        seen.append(event)
+    assert brief(seen) == [
         ("run_started",),
         ("slot_started", "injection"),
         ("slot_started", "answer"),
@@ -46,9 +55,29 @@ async def test_guard_passes_while_a_readonly_tool_runs_beside_it() -> None:
 
 
 async def test_guard_trips_while_a_readonly_tool_runs_beside_it() -> None:
-    guard = Script(verdict(True, "looks like an injection", after=0.02))
+    seen: list[Any] = []
+
+    @readonly
+    async def lookup(code: str) -> str:
+        """Look a module up (finishing only after the guard's verdict is in)."""
+        verdict_in = happened(seen, "slot_completed", "injection")
+        for _ in range(3000):  # (a hang guard: 30 s)
+            if verdict_in():
+                break
+            await asyncio.sleep(0.01)
+        return "Dr Smith"
+
+    # The guard trips while the tool runs: it answers once the tool has started.
+    guard = Script(
+        [
+            Until(happened(seen, "tool_started")),
+            Final({"triggered": True, "reason": "looks like an injection"}, raw=True),
+        ]
+    )
     main = Script([Call("lookup", {"code": "P1"})], ["never shown"])
-    events = [e async for e in stream(template(GUARD, ANSWER), model=routed(guard, main), tools=[lookup])]
+    async for event in stream(template(GUARD, ANSWER), model=routed(guard, main), tools=[lookup]):
+        seen.append(event)
+    events = seen
     assert brief(events) == [
         ("run_started",),
         ("slot_started", "injection"),
