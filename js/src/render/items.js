@@ -212,6 +212,14 @@ const RENDER = {
   },
 
   resumed(item) {
+    if (item.forked_from != null) {
+      const edited = item.edited?.length ? ` (${label("forked_edited")}: ${item.edited.join(", ")})` : "";
+      return h(
+        "div",
+        { class: "agentcell-item agentcell-resumed agentcell-forked", data: { part: "fork-point", round: item.round } },
+        h("span", { class: "agentcell-resumed-text" }, label("forked", { run: item.forked_from, round: item.fork_round }) + edited),
+      );
+    }
     const parts = [];
     if (item.kept?.length) parts.push(`${label("resumed_kept")}: ${item.kept.join(", ")}`);
     if (item.restarting) parts.push(`${label("resumed_restarting")}: ${item.restarting}`);

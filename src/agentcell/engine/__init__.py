@@ -53,6 +53,7 @@ from ..providers.credentials import Credentials, ModelLike, model_with_credentia
 from ..result import RunResult
 from ..template.program import Template
 from .runner import Run
+from .forking import fork_run
 from .setup import Prepared, prepare, start, start_run
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "complete",
     "complete_async",
     "complete_incremental_async",
+    "fork_run",
     "prepare",
     "start",
     "start_run",

@@ -214,7 +214,8 @@ def run_resumed(tr: TranscriptState, ev: Ev) -> None:
     restarting = None if ev.get("restarting") is None else js_str(ev["restarting"])
     if tr.ended:  # run_resumed without its run_started (a stream that lost it): the run goes on
         tr.ended, tr.status, tr.end_t = False, "running", None
-    tr.add_item(None, {"type": "resumed", "segment": tr.segment, "kept": kept, "restarting": restarting})
+    fork = _fork_fields(ev)
+    tr.add_item(None, {"type": "resumed", "segment": tr.segment, "kept": kept, "restarting": restarting, **fork})
     for name in kept:
         slot = tr.slot(name)
         assert slot is not None
@@ -231,12 +232,21 @@ def run_resumed(tr: TranscriptState, ev: Ev) -> None:
         # Its finished rounds are kept; its partial answer is not (the engine writes it anew), and the
         # new segment numbers its rounds from 1 again: they are shown after the kept ones.
         base = max(slot.rounds) if slot.rounds else 0
-        tr.add_item(restarting, {"type": "resumed", "segment": tr.segment, "kept": [], "restarting": None},
+        tr.add_item(restarting, {"type": "resumed", "segment": tr.segment, "kept": [], "restarting": None, **fork},
                     max(1, base))
         slot.round_base, slot.kept = base, False
         slot.clear_answer()
         slot.status = "running"
         tr.current_slot = slot.name
+
+
+def _fork_fields(ev: Ev) -> dict[str, Any]:
+    """A fork's marker fields (none for a resumed run): the original, the round kept up to, what was edited."""
+    if ev.get("forked_from") is None:
+        return {}
+    edited = ev.get("edited")
+    return {"forked_from": js_str(ev["forked_from"]), "fork_round": num(ev.get("fork_round")),
+            "edited": [js_str(e) for e in edited] if isinstance(edited, list) else []}
 
 
 def context_updated(tr: TranscriptState, ev: Ev) -> None:

@@ -106,6 +106,10 @@ class ResumedItem(_InRound):
     segment: int
     kept: list[str]
     restarting: str | None
+    forked_from: NotRequired[str]
+    """A fork's marker: the original run (present only on a fork's markers)."""
+    fork_round: NotRequired[int]
+    edited: NotRequired[list[str]]
 
 
 class CompactionItem(_InRound):
