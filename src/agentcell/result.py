@@ -19,7 +19,6 @@ from pydantic_core import to_jsonable_python
 from .formats.openai import to_openai as openai_messages
 from .usage import Limits, RunStatus, Usage
 
-
 FORKERS: list[Callable[..., Any]] = []
 """Who starts a fork: the engine registers itself here when it is imported (this value sits below it)."""
 
@@ -89,10 +88,8 @@ class RunResult:
         Raises:
             ForkError: a round, slot or call id this run does not have (one sentence; nothing started).
         """
-        if not FORKERS:
-            from .errors import ForkError
-
-            raise ForkError("forking needs the engine: start a run in this process first (agentcell.complete_async)")
+        if not FORKERS:  # (not `ForkError`: `errors` sits above this value) the engine registers itself on import
+            raise RuntimeError("forking needs the engine: start a run in this process first (agentcell.complete_async)")
         return FORKERS[0](self, round, slot=slot, tool_results=tool_results, message=message, model=model, **options)
 
     def __repr__(self) -> str:

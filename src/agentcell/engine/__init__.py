@@ -52,8 +52,8 @@ from ..options import (
 from ..providers.credentials import Credentials, ModelLike, model_with_credentials
 from ..result import RunResult
 from ..template.program import Template
-from .runner import Run
 from .forking import fork_run
+from .runner import Run
 from .setup import Prepared, prepare, start, start_run
 
 __all__ = [

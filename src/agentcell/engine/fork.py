@@ -87,7 +87,6 @@ def plan_fork(
         raise ForkError(
             f"run {original.run_id} has no round {round!r} to fork [[{key}]] at: "
             + (f"pick a round from 0 to {last}" if last else "it can only be forked at round 0 (its start)")
-            + f" ({len(responses)} model request(s), the last {'gave the answer' if key in original.results else 'unfinished'})"
         )
     if tool_results and round == 0:
         raise ForkError(f"round 0 of [[{key}]] has no tool results to edit; fork at round 1 or later")
@@ -209,7 +208,7 @@ def _prelude(
             if isinstance(event, ToolCompleted) and event.call_id in results:
                 event = replace(event, result=results[event.call_id], ok=True, error=None, was_cached=False)
             out.append(event)
-        elif slot is None and isinstance(event, CheckpointReached) or slot in kept:
+        elif (slot is None and isinstance(event, CheckpointReached)) or slot in kept:
             out.append(event)
     return out
 
