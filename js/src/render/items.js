@@ -11,7 +11,7 @@ export const TEACH_ONLY_ITEMS = new Set(["payload", "request"]);
  * these are built again when the run ends: at the end of a long answer, rebuilding every item (a model
  * response's payload holds the whole answer as JSON) was most of the last frame's script.
  */
-export const ENDED_ITEMS = new Set(["approval"]);
+export const ENDED_ITEMS = new Set(["approval", "tool"]);
 
 function payloadSummary(kind, d) {
   if (kind === "model_request" && Array.isArray(d.messages)) {
@@ -65,6 +65,48 @@ function approvalActions(item, ctx) {
   return h("div", { class: "agentcell-approval-actions" }, button("agentcell-approve", "Approve", true), reason, button("agentcell-deny", "Deny", false));
 }
 
+/**
+ * "Edit and re-run from here" on a finished run's tool result: a button, or (open) a labelled text box with
+ * Re-run and Cancel. Re-run asks the kernel for a fork that keeps the rounds up to this one, with this
+ * result replaced; the fork is shown in a new output below the view.
+ */
+function forkControls(item, ctx) {
+  const id = item.callId;
+  const open = ctx.forkEdit?.callId === id;
+  if (!open) {
+    return h(
+      "button",
+      { type: "button", class: "agentcell-btn agentcell-fork-edit", data: { "focus-key": `fork:${id}` },
+        aria: { label: `Edit the result of ${item.name} (${id}) and re-run from here` },
+        on: { click: () => ctx.onForkEdit({ callId: id, name: item.name, value: formatResult(item.result ?? "") }) } },
+      label("fork_edit"),
+    );
+  }
+  const inputId = `agentcell-fork-${id}-${ctx.viewId ?? ""}`;
+  const box = h("textarea", {
+    id: inputId,
+    class: "agentcell-fork-value",
+    rows: "3",
+    data: { "focus-key": `fork-value:${id}` },
+    on: { input: (e) => (ctx.forkEdit.value = e.target.value) },
+  });
+  box.value = ctx.forkEdit.value;
+  return h(
+    "div",
+    { class: "agentcell-fork-editor", role: "group", aria: { label: `New result for ${item.name} (${id})` } },
+    h("label", { class: "agentcell-label", for: inputId }, `New result for ${item.name}`),
+    box,
+    h(
+      "div",
+      { class: "agentcell-approval-actions" },
+      h("button", { type: "button", class: "agentcell-btn agentcell-fork-go", data: { "focus-key": `fork-go:${id}` },
+        on: { click: () => ctx.onForkGo(id, box.value) } }, label("fork_go")),
+      h("button", { type: "button", class: "agentcell-btn agentcell-fork-cancel", data: { "focus-key": `fork-cancel:${id}` },
+        on: { click: () => ctx.onForkCancel(id) } }, label("fork_cancel")),
+    ),
+  );
+}
+
 /** The answer's line: focused after Approve / Deny (tabindex -1), so the focus stays in the card. */
 function approvalOutcome(item, state, sent) {
   let text = label("not_answered");
@@ -109,6 +151,7 @@ const RENDER = {
       if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result));
     }
     if (ctx.teaching && item.callId) body.push(h("div", { class: "agentcell-teach-only agentcell-call-id" }, `call id: ${item.callId}`));
+    if (ctx.ended && ctx.onForkGo && item.callId && status !== "running") body.push(forkControls(item, ctx));
     return h(
       "div",
       {

@@ -73,6 +73,11 @@ class Run:
         self._task = self._loop.create_task(self._main(), name=f"agentcell-run-{self.run_id}")
 
     @property
+    def template(self) -> Template:
+        """The compiled template this run runs (a fork of it runs the same)."""
+        return self._template
+
+    @property
     def log(self) -> EventLog:
         """This segment's event log: every event so far, for readers that keep a cursor (the widget)."""
         return self._log

@@ -32,7 +32,7 @@ from .front import JUPYTER
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
 
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal")
+SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal", "fork")
 
 
 @magics_class
@@ -81,11 +81,15 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--types", dest="types", action="append", default=[], metavar="FILE",
               help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
+    @argument("--models", metavar="A,B,C",
+              help="Run the cell once per model, concurrently, side by side (model strings or notebook variables).")
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run the cell as a template; the widget streams the run and Stop cancels it."""
+        if "--models" in line:
+            return self._compare(line, cell) and None
         if "--over" in line:
             return self._batch(line, cell) and None
         spec = self.prepare(line, cell)
@@ -180,6 +184,31 @@ class AgentMagics(AgentCommands, Magics):
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
         return self._bind(spec, batch)
+
+    def _compare(self, line: str, cell: str) -> Any:
+        """`--models A,B,C`: one run per model, side by side (`compare_launch.py`); `-o` binds the `Comparison`."""
+        import copy
+
+        from .compare_launch import launch_comparison, model_names
+
+        args = parse_argstring(self.agent, line)
+        names = model_names(args.models or "")
+        if not names:
+            raise UsageError("--models needs model names separated by commas, e.g. --models offline,my_model")
+        if args.over is not None:
+            raise UsageError("--models with --over is not supported yet: run one --over cell per model (-m NAME)")
+        models = [self._model(name) for name in names]
+        one = copy.copy(args)
+        one.model, one.record, one.replay = None, None, None  # each model gets its own model and cassette
+        try:
+            spec = self._spec(one, cell)
+            comparison = launch_comparison(spec, models, names, record=args.record, replay=args.replay,
+                                           registry=self.registry)
+        except TemplateSyntaxError as exc:
+            raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+        return self._bind(spec, comparison)
 
     def _launch(self, spec: LaunchSpec) -> Any:
         from ..handle import launch
