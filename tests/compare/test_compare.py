@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from agentcell import compare, diff
-from agentcell.batch.compare import RECORD_COLUMNS, cassette_for
+from agentcell.batch.compare import RECORD_COLUMNS
+from agentcell.batch.entrants import cassette_for
 
 from .conftest import Counted, Tools
 
@@ -115,3 +116,17 @@ async def test_a_fork_and_its_original_differ_at_the_edited_result() -> None:
 def test_each_model_has_its_own_cassette() -> None:
     assert cassette_for("runs/demo.json", "openai:gpt-4o-mini") == "runs/demo.openai-gpt-4o-mini.json"
     assert cassette_for("demo.json", "careful") != cassette_for("demo.json", "hasty")
+
+
+async def test_over_rows_gives_one_row_per_input_row_and_model() -> None:
+    careful, hasty, tools = Counted("careful", rounds=1), Counted("hasty", rounds=0), Tools()
+    compared = compare("Item {{ item }}: find it. [[answer|use_tools=true]]", models=[careful.model(), hasty.model()],
+                       over=["a", "b", "c"], tools=[tools.lookup_tool()], journal=False, concurrency=2)
+    result = await compared
+    records = result.to_records()
+    assert [(r["row"], r["model"]) for r in records] == [
+        (0, "careful"), (0, "hasty"), (1, "careful"), (1, "hasty"), (2, "careful"), (2, "hasty")]
+    assert {r["answer"] for r in records if r["model"] == "careful"} == {"careful read: result for item 0"}
+    assert len(careful.requests) == 6 and len(hasty.requests) == 3  # each model ran every row, only its own
+    frame = result.to_pandas()
+    assert frame.groupby("model")["tool_calls"].sum().to_dict() == {"careful": 3, "hasty": 0}

@@ -84,3 +84,11 @@ async def test_agent_fork_says_what_is_wrong_in_one_line(ip: InteractiveShell, l
     with pytest.raises(UsageError) as caught:
         ip.run_line_magic("agent", line)
     assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+async def test_models_with_over_runs_every_row_on_every_model(ip: InteractiveShell) -> None:
+    ip.user_ns["items"] = ["a", "b"]
+    ip.run_cell_magic("agent", "--models careful,hasty --over items -q -o cmp", "Item {{ item }}. " + CELL)
+    result = await ip.user_ns["cmp"]
+    assert [(r["row"], r["model"], r["status"]) for r in result.to_records()] == [
+        (0, "careful", "completed"), (0, "hasty", "completed"), (1, "careful", "completed"), (1, "hasty", "completed")]

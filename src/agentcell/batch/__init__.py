@@ -19,6 +19,7 @@ from typing import Any, Unpack
 from ..options import MapOptionsKwargs, RunOptions, option_keywords, options_for
 from ..template.program import Template
 from .compare import Comparison, compare, start_comparison
+from .compare_rows import ComparedBatch, ComparedBatchResult, start_compared_batch
 from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
 from .results import BatchResult, RowResult
@@ -27,8 +28,8 @@ from .runner import Batch
 from .settings import BatchOptions
 from .throttle import Throttle, gated
 
-__all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "Comparison", "Row", "RowResult", "compare", "map",
-           "start_batch", "start_comparison"]
+__all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "ComparedBatch", "ComparedBatchResult", "Comparison",
+           "Row", "RowResult", "compare", "map", "start_batch", "start_compared_batch", "start_comparison"]
 
 
 @option_keywords

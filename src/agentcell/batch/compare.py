@@ -10,53 +10,23 @@ one row per model × slot, with usage and latency).
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Unpack
+from dataclasses import replace
+from typing import Any, Unpack, overload
 
 from ..engine import Run, prepare
 from ..errors import AgentcellError
 from ..options import CompleteOptionsKwargs, RunOptions, option_keywords, options_for
 from ..result import RunResult
 from ..template.program import Template
+from .compare_rows import ComparedBatch, start_compared_batch
+from .entrants import Entrant, cassette_for, entrants
+from .settings import BatchOptions
 
 RECORD_COLUMNS = ("model", "slot", "value", "status", "error", "requests", "tool_calls", "input_tokens",
                   "output_tokens", "cost", "latency_s", "run_id")
 """The columns of `Comparison.to_records()` / `to_pandas()`, in order."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Entrant:
-    """One model of a comparison: the name it is shown under and what resolves it."""
-
-    name: str
-    model: Any
-
-
-def entrants(models: Sequence[Any], names: Sequence[str] | None = None) -> tuple[Entrant, ...]:
-    """Each model with a distinct display name: its string, its `model_name`, or the name given; a repeat gets `#2`."""
-    if not models:
-        raise AgentcellError("compare needs at least one model (models=[...] or --models A,B)")
-    if names is not None and len(names) != len(models):
-        raise AgentcellError(f"compare got {len(models)} models but {len(names)} names")
-    out: list[Entrant] = []
-    seen: dict[str, int] = {}
-    for i, model in enumerate(models):
-        base = names[i] if names is not None else model if isinstance(model, str) else str(
-            getattr(model, "model_name", None) or type(model).__name__)
-        seen[base] = seen.get(base, 0) + 1
-        out.append(Entrant(name=base if seen[base] == 1 else f"{base}#{seen[base]}", model=model))
-    return tuple(out)
-
-
-def cassette_for(path: str, model: str) -> str:
-    """Each model's own cassette beside `path`: `run.json` → `run.openai-gpt-4o-mini.json`."""
-    p = Path(path)
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
-    return str(p.with_name(f"{p.stem}.{slug}{p.suffix or '.json'}"))
 
 
 class Comparison:
@@ -155,6 +125,18 @@ class Comparison:
             fn(name)
 
 
+@overload
+def compare(template: Template | str, *, models: Sequence[Any], names: Sequence[str] | None = None,
+            record: str | None = None, replay: str | None = None, over: None = None, concurrency: int = 8,
+            max_rows: int | None = None, **options: Unpack[CompleteOptionsKwargs]) -> Comparison: ...
+
+
+@overload
+def compare(template: Template | str, *, models: Sequence[Any], names: Sequence[str] | None = None,
+            record: str | None = None, replay: str | None = None, over: Any, concurrency: int = 8,
+            max_rows: int | None = None, **options: Unpack[CompleteOptionsKwargs]) -> ComparedBatch: ...
+
+
 @option_keywords
 def compare(
     template: Template | str,
@@ -163,16 +145,28 @@ def compare(
     names: Sequence[str] | None = None,
     record: str | None = None,
     replay: str | None = None,
+    over: Any = None,
+    concurrency: int = 8,
+    max_rows: int | None = None,
     **options: Unpack[CompleteOptionsKwargs],
-) -> Comparison:
+) -> Comparison | ComparedBatch:
     """Run `template` once per model of `models`, concurrently; returns the `Comparison` at once (await it).
 
     `models` are model strings or pydantic-ai `Model`s (`names` overrides how they are shown); the other
     keywords are `RunOptions`' (the same for every model). `record="run.json"` records each model into its
     own cassette (`run.<model>.json`), `replay="run.json"` answers each from its own.
+
+    With `over=rows` (what `map` takes), each model runs the template over every row (`concurrency` rows at
+    a time per model, the first `max_rows` only): a `ComparedBatch`, whose result's table has one row per
+    (input row, model).
     """
-    return start_comparison(template, models, options_for(compare, options), names=names, record=record,
-                            replay=replay)
+    chosen = options_for(compare, options)
+    if over is not None:
+        if record is not None or replay is not None:
+            raise AgentcellError("record= and replay= follow one run's requests in order; not with over=")
+        return start_compared_batch(template, models, over, chosen, BatchOptions(concurrency=concurrency),
+                                    names=names, max_rows=max_rows)
+    return start_comparison(template, models, chosen, names=names, record=record, replay=replay)
 
 
 def start_comparison(

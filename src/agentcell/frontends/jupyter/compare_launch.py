@@ -9,10 +9,12 @@ with `-o`. `--record` / `--replay` give each model its own cassette.
 from __future__ import annotations
 
 import asyncio
+import html
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...batch import BatchOptions, ComparedBatch, start_compared_batch
 from ...batch.compare import Comparison, start_comparison
 from ...engine import Run
 from ...options import RunOptions
@@ -66,3 +68,35 @@ def launch_comparison(
     if comparison.done():
         view.finish(comparison.results, dict(comparison.latency))
     return comparison
+
+
+def launch_compared_batch(
+    spec: LaunchSpec,
+    models: Sequence[Any],
+    names: Sequence[str],
+    over: Any,
+    settings: BatchOptions,
+    *,
+    max_rows: int | None,
+    registry: RunRegistry | None,
+) -> ComparedBatch:
+    """`--models A,B --over rows`: one batch per model, their progress widgets side by side."""
+    compared = start_compared_batch(spec.template, models, over, spec.options, settings, names=names,
+                                    max_rows=max_rows)
+    generation = object()
+    for batch in compared.batches.values():
+        if registry is not None:
+            registry.add(batch, place=spec.key, generation=generation)
+    if not spec.quiet:
+        import ipywidgets as w  # type: ignore[import-untyped]
+        from IPython.display import display
+
+        from ..widget.batch_view import BatchWidget
+
+        columns = []
+        for name, batch in compared.batches.items():
+            batch.view = BatchWidget(batch)
+            columns.append(w.VBox([w.HTML(f"<strong>{html.escape(name)}</strong>"), batch.view],
+                                  layout=w.Layout(flex="1 1 0", min_width="24em", margin="0 4px")))
+        display(w.HBox(columns, layout=w.Layout(flex_flow="row wrap")))  # type: ignore[no-untyped-call]
+    return compared

@@ -195,12 +195,13 @@ class AgentMagics(AgentCommands, Magics):
         names = model_names(args.models or "")
         if not names:
             raise UsageError("--models needs model names separated by commas, e.g. --models offline,my_model")
-        if args.over is not None:
-            raise UsageError("--models with --over is not supported yet: run one --over cell per model (-m NAME)")
         models = [self._model(name) for name in names]
         one = copy.copy(args)
         one.model, one.record, one.replay = None, None, None  # each model gets its own model and cassette
         try:
+            if args.over is not None:
+                comparison: Any = self._compare_over(args, one, cell, models, names)
+                return self._bind(comparison[0], comparison[1])
             spec = self._spec(one, cell)
             comparison = launch_comparison(spec, models, names, record=args.record, replay=args.replay,
                                            registry=self.registry)
@@ -209,6 +210,22 @@ class AgentMagics(AgentCommands, Magics):
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
         return self._bind(spec, comparison)
+
+    def _compare_over(self, args: Any, one: Any, cell: str, models: list[Any], names: list[str]) -> Any:
+        """`--models A,B --over rows`: one batch per model (`compare_launch.py`); returns (spec, ComparedBatch)."""
+        from ...batch import BatchError, BatchOptions
+        from .batch_args import over_value
+        from .batch_launch import batch_spec
+        from .compare_launch import launch_compared_batch
+
+        if args.record or args.replay:
+            raise BatchError("--record and --replay follow one run's requests in order; not with --over")
+        over = over_value(args.over, lambda expr: self._eval(expr, "--over", object))
+        spec = self._spec(one, cell, build=batch_spec)
+        settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep,
+                                resume=args.resume)
+        return spec, launch_compared_batch(spec, models, names, over, settings, max_rows=args.max_rows,
+                                           registry=self.registry)
 
     def _launch(self, spec: LaunchSpec) -> Any:
         from ..handle import launch
