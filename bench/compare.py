@@ -1,11 +1,12 @@
 """Comparing N models: `agentcell.compare` wall time against the slowest model's single run (issue 43).
 
-Run: `python bench/compare.py` (about a minute; `--reps 3` for a smoke run).
+Run: `python bench/compare.py` (about two minutes; `--reps 3` for a smoke run).
 Writes `bench/results/compare.json` and prints a table.
 
 Three scripted models of different speeds, each a `FunctionModel` that sleeps before each response (its
-"latency") and calls one tool per round before answering: `hasty` (1 request, 40 ms each), `careful`
-(3 requests, 60 ms) and `looping` (6 requests, 50 ms: the slowest, 300 ms of model time). Every
+"latency", a hosted model's order of magnitude) and calls one tool per round before answering: `hasty`
+(1 request, 200 ms), `careful` (3 requests, 300 ms each) and `looping` (6 requests, 250 ms each: the
+slowest, 1.5 s of model time). Every
 repetition runs, in a shuffled order, each model alone (`agentcell.complete_async`) and the three
 compared (`agentcell.compare`, awaited); the figure is the median over repetitions of
 compare / the slowest single run of the same repetition. Goal: ≤ ×1.10. Both with the journal off and
@@ -30,7 +31,7 @@ import _common
 
 GOAL = 1.10
 TEMPLATE = "Look the item up, then answer. [[answer|use_tools=true]]"
-MODELS = {"hasty": (1, 0.04), "careful": (3, 0.06), "looping": (6, 0.05)}
+MODELS = {"hasty": (1, 0.2), "careful": (3, 0.3), "looping": (6, 0.25)}
 """Model name → (requests of its run, seconds each response takes)."""
 
 
@@ -44,7 +45,8 @@ def scripted(name: str) -> Any:
         await asyncio.sleep(latency)
         done = sum(isinstance(m, ModelResponse) for m in messages)
         if done < requests - 1:
-            yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"q": f"item {done}"}), tool_call_id=f"c{done}")}
+            args = json.dumps({"q": f"item {done}"})
+            yield {0: DeltaToolCall(name="lookup", json_args=args, tool_call_id=f"c{done}")}
         else:
             yield f"{name} is done after {done} tool calls."
 
@@ -98,7 +100,7 @@ def ratios(samples: dict[str, list[dict[str, float]]]) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
     machine = _common.Machine()
     report: dict[str, Any] = {"models": {n: {"requests": r, "latency_s": d} for n, (r, d) in MODELS.items()},

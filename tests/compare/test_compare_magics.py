@@ -92,3 +92,14 @@ async def test_models_with_over_runs_every_row_on_every_model(ip: InteractiveShe
     result = await ip.user_ns["cmp"]
     assert [(r["row"], r["model"], r["status"]) for r in result.to_records()] == [
         (0, "careful", "completed"), (0, "hasty", "completed"), (1, "careful", "completed"), (1, "hasty", "completed")]
+
+
+async def test_the_lesson_export_holds_a_run_and_its_fork(ip: InteractiveShell, tmp_path: Path) -> None:
+    ip.run_cell_magic("agent", "-m careful -q -o run", CELL)
+    await ip.user_ns["run"]
+    ip.run_line_magic("agent", "fork run --round 2 --result lookup=EDITED -o forked")
+    await ip.user_ns["forked"]
+    path = ip.run_line_magic("agent", f"export run forked {tmp_path / 'lesson.html'}")
+    text = Path(path).read_text()
+    assert "fork point" in text and f"forked from {ip.user_ns['run'].run_id} at round 2" in text
+    assert "careful read: result for item 1" in text and "careful read: EDITED" in text
