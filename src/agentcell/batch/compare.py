@@ -191,6 +191,8 @@ def start_comparison(
     from ..template import compile_template
 
     compiled = compile_template(template) if isinstance(template, str) else template
+    if options.resume_from is not None:
+        raise AgentcellError("compare starts a new run per model; resume_from= belongs to one run (resume that run)")
     if record is not None and replay is not None:
         raise AgentcellError("--record and --replay cannot be used together (replay cassettes, or record them)")
     chosen = entrants(models, names)

@@ -164,20 +164,16 @@ def running_loop_needed() -> None:
 
 
 KEEP_RECENT = 64
-"""How many recent runs `fork_run` can fork (their setup and event logs are kept; older ones are forgotten)."""
-
+"""How many recent runs `fork_run` can fork: run id → its setup and its segments' logs (older ones are forgotten)."""
 _RECENT: OrderedDict[str, tuple[_Setup, tuple[EventLog, ...]]] = OrderedDict()
-"""Run id → the setup it ran with and its segments' logs: what a fork of it starts from."""
 
 
 def recent_run(run_id: str) -> tuple[_Setup, tuple[EventLog, ...]] | None:
-    """The setup and segment logs of a recent run of this process (what a fork starts from), if kept."""
-    return _RECENT.get(run_id)
+    return _RECENT.get(run_id)  # what a fork of a recent run of this process starts from
 
 
 def launch_fork(setup: _Setup, run_id: str, plan: ForkPlan) -> Run:
-    """Start a fork (`forking.py` has checked everything) as a new run of `setup`."""
-    return _launch(setup, run_id, resume=None, fork=plan)
+    return _launch(setup, run_id, resume=None, fork=plan)  # `forking.py` has checked everything
 
 
 def _remember(run_id: str, setup: _Setup, log: EventLog, *, segment: int) -> None:
