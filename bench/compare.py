@@ -1,6 +1,6 @@
 """Comparing N models: `agentcell.compare` wall time against the slowest model's single run (issue 43).
 
-Run: `python bench/compare.py` (about two minutes; `--reps 3` for a smoke run).
+Run: `python bench/compare.py` (about two minutes; `--quick` for a smoke run).
 Writes `bench/results/compare.json` and prints a table.
 
 Three scripted models of different speeds, each a `FunctionModel` that sleeps before each response (its
@@ -101,7 +101,10 @@ def ratios(samples: dict[str, list[dict[str, float]]]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 repetitions")
     args = parser.parse_args()
+    if args.quick:
+        args.reps = 3
     machine = _common.Machine()
     report: dict[str, Any] = {"models": {n: {"requests": r, "latency_s": d} for n, (r, d) in MODELS.items()},
                               "goal": GOAL, "reps": args.reps}
