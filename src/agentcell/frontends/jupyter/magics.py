@@ -111,6 +111,13 @@ class AgentMagics(AgentCommands, Magics):
 
     async def agent_wait(self, line: str, cell: str) -> Any:
         """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+        if "--models" in line:
+            comparison = self._compare(line, cell)
+            try:
+                return await comparison
+            except asyncio.CancelledError:
+                comparison.cancel()  # Kernel → Interrupt: stop every model
+                raise
         if "--over" in line:
             from .batch_launch import wait_batch
 

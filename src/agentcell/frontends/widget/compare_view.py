@@ -63,10 +63,18 @@ def _shown(value: Any) -> str:
 
 
 class CompareView:
-    """The boxes of a comparison: a header with Stop all, the columns, the table (filled at the end)."""
+    """The boxes of a comparison: a header with Stop all, the columns, the table (filled at the end).
+
+    Its saved output (below the boxes) holds the table and every model's static transcript, published again
+    at cell boundaries like a run's static twin (`saved_outputs.py`), so headless runners keep it too.
+    """
 
     def __init__(self, columns: Mapping[str, AgentWidget | str], *, on_stop_all: Callable[[], None]) -> None:
         import ipywidgets as w  # type: ignore[import-untyped]
+
+        self.columns = dict(columns)
+        self.finished = False
+        self._table_html = ""
 
         self.stop_all = w.Button(description="Stop all", tooltip="Stop every model's run",
                                  layout=w.Layout(width="auto"))
@@ -87,20 +95,57 @@ class CompareView:
         """Display the boxes, then an output the table goes into at the end (kept by a saved notebook)."""
         import uuid
 
+        from IPython import get_ipython
         from IPython.display import display
+
+        from .saved_outputs import saved_outputs
 
         display(self.box)  # type: ignore[no-untyped-call]
         self._static_id = f"agentcell-compare-{uuid.uuid4().hex}"
-        display({"text/plain": ""}, raw=True, display_id=self._static_id)  # type: ignore[no-untyped-call]
+        data, metadata = self.static_bundle()
+        display(data, raw=True, metadata=metadata, display_id=self._static_id)  # type: ignore[no-untyped-call]
+        keeper = saved_outputs(get_ipython())
+        if keeper is not None:
+            keeper.track(self)
+
+    def static_bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The saved output: the table (once every model ended) and each model's transcript so far."""
+        parts = [f"<div class='ac-head'><strong>comparing {len(self.columns)} models</strong>"
+                 f"{'' if self.finished else ' · <em>still running</em>'}</div>", self._table_html]
+        texts = []
+        for name, view in self.columns.items():
+            if not isinstance(view, AgentWidget):
+                parts.append(f"<p><strong>{html.escape(name)}</strong>: {html.escape(view)}</p>")
+                texts.append(f"{name}: {view}")
+                continue
+            data, _ = view.static_bundle(so_far=True)
+            parts.append(f"<h4>{html.escape(name)}</h4>{data['text/html']}")
+            texts.append(f"== {name} ==\n{data['text/plain']}")
+        status = "completed" if self.finished else "running"
+        return ({"text/html": f'<div class="agentcell-static" data-status="{status}">{"".join(parts)}</div>',
+                 "text/plain": "\n\n".join(texts)}, {})
+
+    def republish(self) -> bool:
+        """Publish the saved output again under the cell running now; `True` once it was final."""
+        self._publish()
+        return self.finished
+
+    def _publish(self) -> None:
+        if self._static_id is None:
+            return
+        from IPython.display import update_display
+
+        data, metadata = self.static_bundle()
+        try:
+            update_display(data, raw=True, metadata=metadata,  # type: ignore[no-untyped-call]
+                           display_id=self._static_id)
+        except Exception:  # no display publisher (plain Python): the boxes already show the end
+            return
 
     def finish(self, results: Mapping[str, RunResult], latency: Mapping[str, float]) -> None:
         """Every model ended: fill the table, disable Stop all, put the table in the saved output."""
-        table = compare_table(results, latency)
-        self.table.value = table
+        self._table_html = compare_table(results, latency)
+        self.table.value = self._table_html
         self.stop_all.disabled = True
-        if self._static_id is not None:
-            from IPython.display import update_display
-
-            text = "\n".join(f"{m}: {r.status}, {r.answer!r}" for m, r in results.items())
-            update_display({"text/html": table, "text/plain": text}, raw=True,  # type: ignore[no-untyped-call]
-                           display_id=self._static_id)
+        self.finished = True
+        self._publish()
