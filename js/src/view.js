@@ -96,18 +96,18 @@ function wireForking(ctx) {
   ctx.forking = {
     viewId: ctx.viewId,
     onForkEdit(edit) {
-      ui.forkEdit = edit;
-      changed(`fork-value:${edit.callId}`);
+      ui.forkEdit = { ...edit };
+      changed(`fork-value:${edit.key}`);
     },
-    onForkCancel(callId) {
+    onForkCancel(edit) {
       ui.forkEdit = null;
-      changed(`fork:${callId}`);
+      changed(`fork:${edit.key}`);
     },
-    onForkGo(callId, value) {
-      ctx.send({ kind: "fork", call_id: callId, value });
+    onForkGo(edit, value) {
+      ctx.send({ kind: "fork", ...edit.target, value });
       ui.forkEdit = null;
       notice(ctx.parts.ex, "re-running from here: the new run is shown below");
-      changed(`fork:${callId}`);
+      changed(`fork:${edit.key}`);
     },
   };
 }

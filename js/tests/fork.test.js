@@ -56,7 +56,7 @@ describe("edit and re-run from here", () => {
     const box = $(".agentcell-fork-value");
     expect(document.activeElement).toBe(box);
     expect(box.value).toBe("found x");
-    expect($(`label[for="${box.id}"]`).textContent).toBe("New result for lookup");
+    expect($(`label[for="${box.id}"]`).textContent).toBe("New result of lookup (k1)");
     box.value = "found nothing";
     box.dispatchEvent(new Event("input"));
     $(".agentcell-fork-go").click();
@@ -88,5 +88,24 @@ describe("edit and re-run from here", () => {
     model.emit({ kind: "events", events });
     view.flush();
     expect(el.querySelector(".agentcell-fork-edit")).toBeNull();
+  });
+});
+
+describe("edit the message and re-run", () => {
+  it("offers each finished slot's user message, prefilled, and sends the slot with the new message", () => {
+    const { model, view, $ } = show("tool-rounds");
+    const edit = $('.agentcell-slot[data-slot="answer"] .agentcell-slot-fork .agentcell-fork-edit');
+    expect(edit.getAttribute("aria-label")).toBe("Edit the message of answer and re-run from here");
+    edit.click();
+    view.flush();
+    const box = $(".agentcell-slot-fork .agentcell-fork-value");
+    expect(document.activeElement).toBe(box);
+    expect(box.value).toBe("Find x.");
+    box.value = "Find y.";
+    box.dispatchEvent(new Event("input"));
+    $(".agentcell-slot-fork .agentcell-fork-go").click();
+    view.flush();
+    expect(model.sent.at(-1)).toEqual({ kind: "fork", slot: "answer", value: "Find y." });
+    expect(document.activeElement).toBe($('.agentcell-slot-fork .agentcell-fork-edit'));
   });
 });

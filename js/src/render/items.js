@@ -66,43 +66,43 @@ function approvalActions(item, ctx) {
 }
 
 /**
- * "Edit and re-run from here" on a finished run's tool result: a button, or (open) a labelled text box with
- * Re-run and Cancel. Re-run asks the kernel for a fork that keeps the rounds up to this one, with this
- * result replaced; the fork is shown in a new output below the view.
+ * "Edit and re-run from here" on a finished run: a button, or (open) a labelled text box with Re-run and
+ * Cancel. `edit` names what is edited: `key` (unique in the view), `target` (what the kernel is told:
+ * `{call_id}` for a tool result, `{slot}` for a slot's user message), `what` (words for the labels), `value`
+ * (the text it starts from). Re-run asks the kernel for a fork that keeps the rounds up to this point with
+ * this one thing changed; the fork is shown in a new output below the view.
  */
-function forkControls(item, ctx) {
-  const id = item.callId;
-  const open = ctx.forkEdit?.callId === id;
-  if (!open) {
+export function forkControls(edit, ctx) {
+  const { key, what } = edit;
+  if (ctx.forkEdit?.key !== key) {
     return h(
       "button",
-      { type: "button", class: "agentcell-btn agentcell-fork-edit", data: { "focus-key": `fork:${id}` },
-        aria: { label: `Edit the result of ${item.name} (${id}) and re-run from here` },
-        on: { click: () => ctx.onForkEdit({ callId: id, name: item.name, value: formatResult(item.result ?? "") }) } },
+      { type: "button", class: "agentcell-btn agentcell-fork-edit", data: { "focus-key": `fork:${key}` },
+        aria: { label: `Edit the ${what} and re-run from here` }, on: { click: () => ctx.onForkEdit(edit) } },
       label("fork_edit"),
     );
   }
-  const inputId = `agentcell-fork-${id}-${ctx.viewId ?? ""}`;
+  const inputId = `agentcell-fork-${ctx.viewId ?? ""}-${key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const box = h("textarea", {
     id: inputId,
     class: "agentcell-fork-value",
     rows: "3",
-    data: { "focus-key": `fork-value:${id}` },
+    data: { "focus-key": `fork-value:${key}` },
     on: { input: (e) => (ctx.forkEdit.value = e.target.value) },
   });
   box.value = ctx.forkEdit.value;
   return h(
     "div",
-    { class: "agentcell-fork-editor", role: "group", aria: { label: `New result for ${item.name} (${id})` } },
-    h("label", { class: "agentcell-label", for: inputId }, `New result for ${item.name}`),
+    { class: "agentcell-fork-editor", role: "group", aria: { label: `New ${what}` } },
+    h("label", { class: "agentcell-label", for: inputId }, `New ${what}`),
     box,
     h(
       "div",
       { class: "agentcell-approval-actions" },
-      h("button", { type: "button", class: "agentcell-btn agentcell-fork-go", data: { "focus-key": `fork-go:${id}` },
-        on: { click: () => ctx.onForkGo(id, box.value) } }, label("fork_go")),
-      h("button", { type: "button", class: "agentcell-btn agentcell-fork-cancel", data: { "focus-key": `fork-cancel:${id}` },
-        on: { click: () => ctx.onForkCancel(id) } }, label("fork_cancel")),
+      h("button", { type: "button", class: "agentcell-btn agentcell-fork-go", data: { "focus-key": `fork-go:${key}` },
+        on: { click: () => ctx.onForkGo(edit, box.value) } }, label("fork_go")),
+      h("button", { type: "button", class: "agentcell-btn agentcell-fork-cancel", data: { "focus-key": `fork-cancel:${key}` },
+        on: { click: () => ctx.onForkCancel(edit) } }, label("fork_cancel")),
     ),
   );
 }
@@ -151,7 +151,10 @@ const RENDER = {
       if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result));
     }
     if (ctx.teaching && item.callId) body.push(h("div", { class: "agentcell-teach-only agentcell-call-id" }, `call id: ${item.callId}`));
-    if (ctx.ended && ctx.onForkGo && item.callId && status !== "running") body.push(forkControls(item, ctx));
+    if (ctx.ended && ctx.onForkGo && item.callId && status !== "running") {
+      const edit = { key: `call:${item.callId}`, target: { call_id: item.callId }, what: `result of ${item.name} (${item.callId})`, value: formatResult(item.result ?? "") };
+      body.push(forkControls(edit, ctx));
+    }
     return h(
       "div",
       {
