@@ -15,6 +15,8 @@ Round numbers are the slot's own (1-based model requests), as every event carrie
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,7 +42,31 @@ from ..events import (
     ToolCompleted,
 )
 from ..result import RunResult
+from .eventlog import EventLog
 from .execute import ResumePoint
+
+KEEP_RECENT = 64
+"""How many recent runs of this process can be forked: run id → its setup and its segments' logs (older ones
+are forgotten; a fork needs the template, tools and options a run started with, which no result holds)."""
+_RECENT: OrderedDict[str, tuple[Any, tuple[EventLog, ...]]] = OrderedDict()
+_RECENT_LOCK = threading.Lock()
+
+
+def remember(run_id: str, setup: Any, log: EventLog, *, segment: int) -> None:
+    """Keep a starting run's setup (`setup._Setup`) and log; a resumed segment's log joins its run's."""
+    with _RECENT_LOCK:  # runs start on more than one thread's loop (kernel subshells)
+        earlier = _RECENT.pop(run_id, None)
+        logs = (*earlier[1], log) if earlier is not None and segment > 1 else (log,)
+        _RECENT[run_id] = (setup, logs)
+        while len(_RECENT) > KEEP_RECENT:
+            _RECENT.popitem(last=False)
+
+
+def recent_run(run_id: str) -> tuple[Any, tuple[EventLog, ...]] | None:
+    """The setup and segment logs of a recent run of this process, if still kept."""
+    with _RECENT_LOCK:
+        return _RECENT.get(run_id)
+
 
 _DROPPED = frozenset({"run_started", "run_resumed", "usage_updated", "processing_complete", "run_warning"})
 """Event kinds never copied into a fork: it announces its own start and totals (its usage is its own requests)."""

@@ -16,9 +16,9 @@ from ..errors import ForkError
 from ..journal import check_run_id
 from ..options import RunOptions
 from ..result import FORKERS, RunResult
-from .fork import plan_fork
+from .fork import KEEP_RECENT, plan_fork, recent_run
 from .runner import Run
-from .setup import KEEP_RECENT, launch_fork, prepare, recent_run, running_loop_needed
+from .setup import _Setup, launch_fork, prepare, running_loop_needed
 
 
 def fork_run(
@@ -44,6 +44,7 @@ def fork_run(
             "so its template and tools are unknown here; run it again and fork that run"
         )
     setup, logs = entry
+    assert isinstance(setup, _Setup)
     plan = plan_fork(original, [e for log in logs for e in log.events], [s.name for s in setup.template.slots],
                      round=round, slot=slot, tool_results=tool_results, message=message)
     unknown = sorted(set(options) - set(RunOptions.__dataclass_fields__))

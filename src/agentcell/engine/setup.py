@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -34,7 +33,7 @@ from .compaction import ContextKeeper
 from .context import window_for
 from .eventlog import EventLog
 from .execute import Executor, ResumePoint
-from .fork import ForkPlan, retag
+from .fork import ForkPlan, remember, retag
 from .guard import Guards
 from .runner import Run
 from .state import RunState, UsageBook
@@ -163,25 +162,8 @@ def running_loop_needed() -> None:
         raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
 
 
-KEEP_RECENT = 64
-"""How many recent runs `fork_run` can fork: run id → its setup and its segments' logs (older ones are forgotten)."""
-_RECENT: OrderedDict[str, tuple[_Setup, tuple[EventLog, ...]]] = OrderedDict()
-
-
-def recent_run(run_id: str) -> tuple[_Setup, tuple[EventLog, ...]] | None:
-    return _RECENT.get(run_id)  # what a fork of a recent run of this process starts from
-
-
 def launch_fork(setup: _Setup, run_id: str, plan: ForkPlan) -> Run:
     return _launch(setup, run_id, resume=None, fork=plan)  # `forking.py` has checked everything
-
-
-def _remember(run_id: str, setup: _Setup, log: EventLog, *, segment: int) -> None:
-    earlier = _RECENT.pop(run_id, None)
-    logs = (*earlier[1], log) if earlier is not None and segment > 1 else (log,)
-    _RECENT[run_id] = (setup, logs)
-    while len(_RECENT) > KEEP_RECENT:
-        _RECENT.popitem(last=False)
 
 
 def _launch(
@@ -229,7 +211,7 @@ def _launch(
     if fork is not None:
         point = fork.resume
     executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
-    _remember(run_id, setup, log, segment=segment)
+    remember(run_id, setup, log, segment=segment)
 
     def relaunch(ending: RunResult, transcript: Transcript) -> Run:
         return _launch(setup, run_id, resume=ending, transcript=transcript)
