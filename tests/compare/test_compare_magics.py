@@ -103,3 +103,12 @@ async def test_the_lesson_export_holds_a_run_and_its_fork(ip: InteractiveShell, 
     text = Path(path).read_text()
     assert "fork point" in text and f"forked from {ip.user_ns['run'].run_id} at round 2" in text
     assert "careful read: result for item 1" in text and "careful read: EDITED" in text
+
+
+async def test_agent_fork_of_a_result_is_shown_like_a_handles(ip: InteractiveShell) -> None:
+    ip.run_cell_magic("agent", "-m careful -q -o run", CELL)
+    ip.user_ns["res"] = await ip.user_ns["run"]  # what `-o res` of a --wait cell binds
+    ip.run_line_magic("agent", "fork res --round 1 -o again")
+    forked = ip.user_ns["again"]
+    assert isinstance(forked, RunHandle)
+    assert (await forked).answer == "careful read: result for item 1" and forked.result().fork_round == 1

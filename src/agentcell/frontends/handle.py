@@ -141,20 +141,9 @@ class RunHandle:
         """
         if self.run.result is None:
             raise AgentcellError(f"run {self.run_id} is still going; stop it or wait for it before forking")
-        original = self.run.result
-        from ..engine import fork_run
-        from .launch import LaunchSpec
-
-        def starter(approve: ApproveCallback | None) -> Run:
-            extra = dict(options) if approve is None else {**options, "approve": approve}
-            return fork_run(original, round, slot=slot, tool_results=tool_results, message=message, model=model,
-                            **extra)
-
-        spec = LaunchSpec(template=self.run.template, options=RunOptions(), quiet=quiet or self.widget is None)
-        handle = launch(spec, starter=starter)
+        handle = fork_shown(self.run.result, round, slot=slot, tool_results=tool_results, message=message,
+                            model=model, quiet=quiet or self.widget is None, **options)
         self.forks.append(handle)
-        if handle.widget is not None:
-            handle.widget.show()
         return handle
 
     def fork_from_view(self, request: Mapping[str, Any]) -> None:
@@ -260,6 +249,41 @@ class RunHandle:
             self.widget.notify(event)
         for fn in self._watchers:
             fn(event)
+
+
+def fork_shown(
+    original: RunResult,
+    round: int,
+    *,
+    slot: str | None = None,
+    tool_results: Mapping[str, Any] | None = None,
+    message: str | None = None,
+    model: Any = None,
+    quiet: bool = False,
+    **options: Any,
+) -> RunHandle:
+    """`original.fork(...)` started as a front end's run: a handle, and (unless `quiet`) its widget shown here.
+
+    Raises what `RunResult.fork` raises (`ForkError`, one sentence), before anything is shown.
+    """
+    from ..engine import fork_run
+    from ..engine.fork import recent_run
+    from .launch import LaunchSpec
+
+    kept = recent_run(original.run_id)
+
+    def starter(approve: ApproveCallback | None) -> Run:
+        extra = dict(options) if approve is None else {**options, "approve": approve}
+        return fork_run(original, round, slot=slot, tool_results=tool_results, message=message, model=model, **extra)
+
+    if kept is None:  # not a run of this process: the engine says so in its words
+        starter(None)
+    spec = LaunchSpec(template=kept[0].template if kept else None, options=RunOptions(),  # type: ignore[arg-type]
+                      quiet=quiet)
+    handle = launch(spec, starter=starter)
+    if handle.widget is not None:
+        handle.widget.show()
+    return handle
 
 
 def _round_of_call(result: RunResult, call_id: str) -> tuple[str, int]:

@@ -224,6 +224,12 @@ class AgentCommands:
 
         request = parse_fork(words)
         handle = self.ip.user_ns.get(request.name)
+        from ...result import RunResult
+
+        if isinstance(handle, RunResult):  # `-o NAME` of a `--wait` cell binds the result: shown all the same
+            from ..handle import fork_shown
+
+            handle = _ResultForker(handle, fork_shown)
         if not hasattr(handle, "fork"):
             name = request.name
             raise UsageError(f"%agent fork {name}: no run by that name (bind one with %%agent -o {name})")
@@ -258,3 +264,12 @@ def _result_type() -> type[Any]:
 def _looks_like_run_id(name: str) -> bool:
     return len(name) >= 8 and all(ch in "0123456789abcdef" for ch in name)
 
+
+class _ResultForker:
+    """A `RunResult` whose `fork` is shown like a handle's (`handle.fork_shown`)."""
+
+    def __init__(self, result: Any, fork_shown: Any) -> None:
+        self._result, self._fork_shown = result, fork_shown
+
+    def fork(self, round: int, **kwargs: Any) -> Any:
+        return self._fork_shown(self._result, round, **kwargs)
