@@ -10,7 +10,8 @@ slowest, 1.5 s of model time). Every
 repetition runs, in a shuffled order, each model alone (`agentcell.complete_async`) and the three
 compared (`agentcell.compare`, awaited); the figure is the median over repetitions of
 compare / the slowest single run of the same repetition. Goal: ≤ ×1.10. Both with the journal off and
-on (the default, into a temporary folder).
+on (the default, into a temporary folder). Also reported: the comparison's process CPU ÷ the three single
+runs' CPU added up (what comparing costs beyond the runs themselves).
 """
 
 from __future__ import annotations
@@ -61,19 +62,19 @@ async def lookup(q: str) -> str:
 async def single(name: str, journal: Any) -> dict[str, float]:
     from agentcell import complete_async
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = await complete_async(TEMPLATE, model=scripted(name), tools=[lookup], journal=journal)
     assert result.status == "completed", result.error
-    return {"wall": time.perf_counter() - t0}
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
 async def compared(journal: Any) -> dict[str, float]:
     from agentcell import compare
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     comparison = await compare(TEMPLATE, models=[scripted(n) for n in MODELS], tools=[lookup], journal=journal)
     assert all(r.status == "completed" for r in comparison.results.values())
-    return {"wall": time.perf_counter() - t0}
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
 async def measure(reps: int, journal: Any) -> dict[str, list[dict[str, float]]]:
@@ -98,6 +99,12 @@ def ratios(samples: dict[str, list[dict[str, float]]]) -> list[float]:
     return [c["wall"] / s for c, s in zip(samples["compare"], slowest, strict=True)]
 
 
+def cpu_ratios(samples: dict[str, list[dict[str, float]]]) -> list[float]:
+    """The comparison's process CPU ÷ the three single runs' CPU added up (1.0: comparing costs no CPU of its own)."""
+    total = [sum(samples[n][i]["cpu"] for n in MODELS) for i in range(len(samples["compare"]))]
+    return [c["cpu"] / t for c, t in zip(samples["compare"], total, strict=True) if t > 0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reps", type=int, default=10)
@@ -113,16 +120,17 @@ def main() -> None:
         os.environ["AGENTCELL_JOURNAL"] = folder
         for label, journal in (("journal off", False), ("journal on", None)):
             samples = asyncio.run(measure(args.reps, journal))
-            r = ratios(samples)
+            r, cpu = ratios(samples), cpu_ratios(samples)
             walls = {n: _common.median(s["wall"] for s in samples[n]) for n in samples}
             report[label] = {"ratio_median": _common.median(r), "ratio_p90": _common.percentile(r, 90),
-                             "wall_median_s": walls, "samples": samples}
+                             "cpu_ratio_median": _common.median(cpu), "wall_median_s": walls, "samples": samples}
             rows.append([label, *(walls[n] for n in MODELS), walls["compare"], _common.median(r),
-                         _common.percentile(r, 90), "yes" if _common.median(r) <= GOAL else "no"])
+                         _common.percentile(r, 90), _common.median(cpu), "yes" if _common.median(r) <= GOAL else "no"])
             machine.sample()
     report["machine"] = machine.facts()
     path = _common.write_results("compare", report)
-    print(_common.table(rows, ["variant", *(f"{n} s" for n in MODELS), "compare s", "x slowest", "p90", "met"]))
+    print(_common.table(rows, ["variant", *(f"{n} s" for n in MODELS), "compare s", "x slowest", "p90",
+                               "cpu x sum", "met"]))
     print(f"wrote {path}")
 
 
