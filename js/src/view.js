@@ -9,7 +9,7 @@ import { displayStatus, pendingApprovals, TERMINAL } from "./state.js";
 import { h } from "./render/dom.js";
 import { buildTranscript } from "./transcript.js";
 import { connect, createScheduler } from "./view/comm.js";
-import { buildExport, wireExport } from "./view/export.js";
+import { buildExport, notice, wireExport } from "./view/export.js";
 import { placeFocus, focusedKey, settleFocus } from "./view/focus.js";
 import { buildHeader, renderElapsed, renderHeader, waitingFor } from "./view/header.js";
 import { createBody, renderBody, resetBody } from "./view/slots.js";
@@ -44,8 +44,9 @@ function render(ctx) {
     const ended = TERMINAL.has(status);
     if (ended) ui.stopping = false;
     renderHeader(parts.hd, ctx, status);
-    const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, reasons: ui.reasons, onApprove: ctx.approve };
-    renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}`);
+    const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, reasons: ui.reasons, onApprove: ctx.approve, ...ctx.forking };
+    rctx.forkEdit = ui.forkEdit;
+    renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}|${ui.forkVersion}`);
     renderTeaching(parts.teach, store.state, ui.teaching);
     const pending = ended ? [] : pendingApprovals(store.state).filter((it) => !ui.sentApprovals.has(it.callId));
     settleFocus(ctx.root, ui, focused, pending);
@@ -79,13 +80,43 @@ function wireActions(ctx) {
     ctx.ui.focusNext = `outcome:${callId}`; // the card is rebuilt: the focus goes to its outcome line
     ctx.schedule();
   };
+  wireForking(ctx);
   wireExport(ctx.parts.ex, ctx);
+}
+
+/** "Edit and re-run from here": open the editor (focus in its text box), Re-run (ask the kernel for the
+ * fork, say so once, focus back on the button), Cancel (focus back on the button). */
+function wireForking(ctx) {
+  const { ui } = ctx;
+  const changed = (focus) => {
+    ui.forkVersion++;
+    ui.focusNext = focus;
+    ctx.schedule();
+  };
+  ctx.forking = {
+    viewId: ctx.viewId,
+    onForkEdit(edit) {
+      ui.forkEdit = { ...edit };
+      changed(`fork-value:${edit.key}`);
+    },
+    onForkCancel(edit) {
+      ui.forkEdit = null;
+      changed(`fork:${edit.key}`);
+    },
+    onForkGo(edit, value) {
+      ctx.send({ kind: "fork", ...edit.target, value });
+      ui.forkEdit = null;
+      notice(ctx.parts.ex, "re-running from here: the new run is shown below");
+      changed(`fork:${edit.key}`);
+    },
+  };
 }
 
 function createContext(model, opts) {
   const clock = clockOf(opts);
   const parts = buildDOM(clock.now);
   const ctx = { model, now: clock.now, ui: createUI(clock.now()), store: createStore(), parts, root: parts.root };
+  ctx.viewId = Math.random().toString(36).slice(2, 8); // ids of labelled inputs are unique across views of a run
   ctx.send = (msg) => {
     try {
       model.send(msg);

@@ -243,7 +243,7 @@ describe("teaching payloads (run_started.tool_schemas, model_request, model_resp
     expect(JSON.parse(after[3].querySelector("pre").textContent).parts[0].content).toBe("Dr Ada.");
   });
 
-  it("the run's end builds again only the items that show it (a pending approval), not every item", () => {
+  it("the run's end builds again only the items that show it (a pending approval, a tool card's re-run), not every item", () => {
     const { send, $, $$ } = mount();
     send(ev.runStarted(), ev.slotStarted());
     send(ev.modelResponse(1, [{ part_kind: "text", content: "x".repeat(50_000) }]));
@@ -252,7 +252,10 @@ describe("teaching payloads (run_started.tool_schemas, model_request, model_resp
     expect(approval.querySelector("button")).not.toBeNull();
     send(ev.done("stopped"));
     expect($(".agentcell-payload")).toBe(payload);
-    expect($(".agentcell-tool")).toBe(tool);
+    // a tool card shows the end too: an ended run's tool result can be edited and re-run from there
+    expect(tool.querySelector(".agentcell-fork-edit")).toBeNull();
+    expect($(".agentcell-tool")).not.toBe(tool);
+    expect($(".agentcell-tool .agentcell-fork-edit")).not.toBeNull();
     // the approval is rebuilt: an ended run's approval has no buttons left
     expect($(".agentcell-approval")).not.toBe(approval);
     expect($$(".agentcell-approval button")).toEqual([]);

@@ -43,6 +43,10 @@ _EXPORTS: dict[str, str] = {
     "static_transcript": "agentcell.render.output",
     "StaticTranscript": "agentcell.render.output",
     "map": "agentcell.batch",
+    "compare": "agentcell.batch",
+    "Comparison": "agentcell.batch",
+    "diff": "agentcell.render.diff",
+    "ForkError": "agentcell.errors",
     "RunHandle": "agentcell.frontends.handle",
     "readonly": "agentcell.tools",
     "tool": "agentcell.tools",
@@ -73,7 +77,9 @@ __all__ = [
     "ApprovalDecision",
     "BudgetExhausted",
     "Compaction",
+    "Comparison",
     "EventLoopRunning",
+    "ForkError",
     "Halted",
     "LLMCredentials",
     "ModelConfigError",
@@ -92,10 +98,12 @@ __all__ = [
     "UndefinedVariableError",
     "__version__",
     "action",
+    "compare",
     "compile_template",
     "complete",
     "complete_async",
     "complete_incremental_async",
+    "diff",
     "load_ipython_extension",
     "map",
     "offline_model",
@@ -114,12 +122,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .actions import action
-    from .batch import map
+    from .batch import Comparison, compare, map
     from .engine import complete, complete_async, complete_incremental_async, stream
     from .errors import (
         AgentcellError,
         BudgetExhausted,
         EventLoopRunning,
+        ForkError,
         Halted,
         ModelConfigError,
         NoEventLoop,
@@ -138,6 +147,7 @@ if TYPE_CHECKING:
     from .providers import RetryPolicy, openai_compatible, replay
     from .providers.credentials import LLM, LLMCredentials
     from .providers.models import offline_model, record, resolve_model
+    from .render.diff import diff
     from .render.output import StaticTranscript, static_transcript
     from .result import RunResult
     from .template import compile_template

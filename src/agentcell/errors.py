@@ -12,6 +12,7 @@
     * Halted                     a `[[halt:…]]` guard tripped; `.result` holds only results from before it
     * BudgetExhausted            a slot hit its ceiling of requests, tool calls or tokens
   * ReplayDivergence             a `--replay` cassette does not match the run being replayed
+  * ForkError                    a fork asks for a round, slot or tool call its run does not have
   * EventLoopRunning             a synchronous entry point was called inside a running event loop
   * NoEventLoop                  `show()` was called where no event loop runs (a plain script)
 
@@ -161,3 +162,7 @@ class NoEventLoop(AgentcellError, RuntimeError):
 class JournalWarning(UserWarning):
     """`journal.load` left out rows it could not read (an event kind from a newer version, a corrupted line), or a
     batch's manifest could not be opened or read (its rows run, but `--resume` cannot know them)."""
+
+
+class ForkError(AgentcellError):
+    """`RunResult.fork` / `%agent fork` named a round, slot or tool call the run does not have; nothing ran."""

@@ -9,7 +9,7 @@ stopped, halted or fails. It reads by slot name the way struckdown's result does
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, KeysView, Mapping
+from collections.abc import Callable, Iterator, KeysView, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,9 @@ from pydantic_core import to_jsonable_python
 
 from .formats.openai import to_openai as openai_messages
 from .usage import Limits, RunStatus, Usage
+
+FORKERS: list[Callable[..., Any]] = []
+"""Who starts a fork: the engine registers itself here when it is imported (this value sits below it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +58,39 @@ class RunResult:
     """1 for a run that was never resumed; each `resume()` adds one."""
     reference_time: str | None = None
     """The instant "now" meant for the run's temporal slots (ISO 8601 with its UTC offset)."""
+    forked_from: str | None = None
+    """A fork's original (`fork()`): that run's id; `None` for a run that was not forked."""
+    fork_round: int | None = None
+    """A fork: the last round of the forked slot it kept from the original (0: the slot was asked again)."""
+    edited: tuple[str, ...] = ()
+    """A fork: what it changed at the fork point (`lookup (c2)` for a tool result, `message`)."""
+
+    def fork(
+        self,
+        round: int,
+        *,
+        slot: str | None = None,
+        tool_results: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        model: Any = None,
+        **options: Any,
+    ) -> Any:
+        """Start a new run that keeps rounds 1..`round` of this one exactly and asks the model again from there.
+
+        The kept rounds' model responses come from this run's record: no model request is sent for them
+        and none of their tools runs again. `tool_results` replaces results of round `round` (keyed by
+        call id, or by tool name for every call of that tool in the round); `message` replaces the slot's
+        user message; `model` runs the rest on another model; `options` are `RunOptions` fields that
+        change too (`limits=`, `journal=`...). `slot`: which answer slot (default: the run's last).
+        Works on a finished, stopped or failed run of this process; returns the engine's `Run` (await
+        it for the fork's `RunResult`). A `RunHandle` has `fork()` too, which shows the fork's widget.
+
+        Raises:
+            ForkError: a round, slot or call id this run does not have (one sentence; nothing started).
+        """
+        if not FORKERS:  # (not `ForkError`: `errors` sits above this value) the engine registers itself on import
+            raise RuntimeError("forking needs the engine: start a run in this process first (agentcell.complete_async)")
+        return FORKERS[0](self, round, slot=slot, tool_results=tool_results, message=message, model=model, **options)
 
     def __repr__(self) -> str:
         # A `--wait` cell shows this as its value: keep it to what a person reads, not every message.
@@ -110,6 +146,9 @@ class RunResult:
             "history_length": self.history_length,
             "segment": self.segment,
             "reference_time": self.reference_time,
+            "forked_from": self.forked_from,
+            "fork_round": self.fork_round,
+            "edited": list(self.edited),
             "messages": ModelMessagesTypeAdapter.dump_python(list(self.messages), mode="json"),
         }
         return json.dumps(data, ensure_ascii=False)

@@ -44,6 +44,7 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "usage: 2 requests, 1 tool call",
         ("user: # The question Who leads PSYC605?", "assistant: calls lookup_module"),
         ("assistant: calls lookup_module", "tool: Cognition and Emotion, led by Dr Ada Byron"),
+        "offline:fast: 2 request(s), 1 tool call(s)\nguesser: 1 request(s), 0 tool call(s)",  # 7. compare
     ],
     "tool-calling-workshop.ipynb": [
         "lookup_module(module_code: string)   [readonly]\n    Look a module up by its code. Returns its title and who leads it.",
@@ -63,6 +64,15 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "It is taught in **Fylde B12**.",  # replayed from cassettes/module-question.json
         "ReplayDivergence: replay of 'cassettes/module-question.json' diverged at slot 'answer', request 1",
         "'workshop-lesson.html'",  # section 9's %agent export (the file is opened in tests/browser)
+        # 10. three models, side by side
+        "careful  completed: 3 requests, 2 tool calls\nhasty    completed: 1 requests, 0 tool calls\n"
+        "looping  completed: 4 requests, 3 tool calls",
+        "first differ in [[answer]] round 1, tool call",
+        # 11. a fork with one tool result changed
+        "lookup_module said 'Cognition and Emotion, led by Dr Nobody'",
+        "forked from honest: True | kept round: 1",
+        "first differ in [[answer]] round 1, tool result",
+        "'what-if-lesson.html'",
     ],
     "guards-and-approvals.ipynb": [
         "verdict: {'triggered': False",
@@ -159,7 +169,7 @@ def paced_runs(nb: Any) -> set[str]:
         first = cell.source.split("\n", 1)[0]
         if first.startswith("%%agent"):
             model, output = _OPTION.search(first), _OUTPUT.search(first)
-            other_model = "--over" in first or "--replay" in first  # a batch's model; a cassette's
+            other_model = any(f in first for f in ("--over", "--replay", "--models"))  # a batch's, a cassette's, each's
             if not other_model and (model.group(1) if model else None) in PACED_MODELS:
                 found.add(output.group(1) if output else f"cell {index}")
         elif _PACED_PYTHON.search(cell.source):

@@ -42,6 +42,8 @@ SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     # Per row: a row is a run of its own, so one run's `history`, `run_id` and `resume_from` are not options here.
     "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client"],
             {"history", "run_id", "resume_from"}),
+    # One run per model: `models=` takes the place of `model`.
+    "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows"], {"model"}),
 }
 POSITIONAL = {"map": ["template", "rows"]}
 
@@ -144,7 +146,8 @@ def test_every_public_function_that_takes_run_options_is_pinned() -> None:
     public = {name: getattr(agentcell, name) for name in agentcell.__all__}
     taking = {name for name, obj in public.items() if inspect.isfunction(obj) and _takes_run_options(obj)}
     pinned = {name for name in SURFACES if name in public}
-    assert taking == pinned == {"complete", "complete_async", "complete_incremental_async", "map", "show", "stream"}
+    assert taking == pinned == {"compare", "complete", "complete_async", "complete_incremental_async", "map", "show",
+                                "stream"}
     for name in pinned:
         assert public[name] is SURFACES[name][0]
 
@@ -180,6 +183,8 @@ def test_each_surface_unpacks_the_typed_options_it_lists(name: str) -> None:
 def _call(name: str, **values: Any) -> None:
     fn = SURFACES[name][0]
     rows = (["a"],) if name == "map" else ()
+    if name == "compare":
+        values = {"models": ["test"], **values}
     if name in ("stream", "complete_incremental_async"):
         fn("Hi [[answer]]", *rows, **values).__anext__().send(None)  # the generator's first step reads the keywords
     elif name == "complete_async":
@@ -192,8 +197,10 @@ def _call(name: str, **values: Any) -> None:
 def test_a_misspelt_keyword_is_one_sentence_naming_it_and_its_close_match(name: str) -> None:
     with pytest.raises(TypeError) as caught:
         _call(name, modle="test")
-    assert str(caught.value) == f"{name}() got an unexpected keyword argument 'modle'; did you mean 'model'?"
-    with pytest.raises(TypeError, match=r"unexpected keyword argument 'zzz'; it takes context, model, tools, "):
+    close = "models" if name == "compare" else "model"  # compare takes `models=` in the place of `model`
+    assert str(caught.value) == f"{name}() got an unexpected keyword argument 'modle'; did you mean {close!r}?"
+    takes = "context, tools, " if name == "compare" else "context, model, tools, "
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument 'zzz'; it takes {takes}"):
         _call(name, zzz=1)
 
 

@@ -9,7 +9,7 @@ import agentcell
 
 PUBLIC = [
     "AgentWidget", "AgentcellError", "ApprovalDecision", "BudgetExhausted", "Compaction", "EventLoopRunning",
-    "Halted", "LLM", "LLMCredentials", "ModelConfigError", "NoEventLoop", "ProviderError", "ReplayDivergence",
+    "Halted", "Comparison", "ForkError", "compare", "diff", "LLM", "LLMCredentials", "ModelConfigError", "NoEventLoop", "ProviderError", "ReplayDivergence",
     "RetryPolicy", "RunError", "RunHandle", "RunOptions", "RunResult", "StaticTranscript",
     "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
     "__version__", "action", "compile_template", "complete", "complete_async", "complete_incremental_async",

@@ -11,7 +11,7 @@ export const TEACH_ONLY_ITEMS = new Set(["payload", "request"]);
  * these are built again when the run ends: at the end of a long answer, rebuilding every item (a model
  * response's payload holds the whole answer as JSON) was most of the last frame's script.
  */
-export const ENDED_ITEMS = new Set(["approval"]);
+export const ENDED_ITEMS = new Set(["approval", "tool"]);
 
 function payloadSummary(kind, d) {
   if (kind === "model_request" && Array.isArray(d.messages)) {
@@ -65,6 +65,48 @@ function approvalActions(item, ctx) {
   return h("div", { class: "agentcell-approval-actions" }, button("agentcell-approve", "Approve", true), reason, button("agentcell-deny", "Deny", false));
 }
 
+/**
+ * "Edit and re-run from here" on a finished run: a button, or (open) a labelled text box with Re-run and
+ * Cancel. `edit` names what is edited: `key` (unique in the view), `target` (what the kernel is told:
+ * `{call_id}` for a tool result, `{slot}` for a slot's user message), `what` (words for the labels), `value`
+ * (the text it starts from). Re-run asks the kernel for a fork that keeps the rounds up to this point with
+ * this one thing changed; the fork is shown in a new output below the view.
+ */
+export function forkControls(edit, ctx) {
+  const { key, what } = edit;
+  if (ctx.forkEdit?.key !== key) {
+    return h(
+      "button",
+      { type: "button", class: "agentcell-btn agentcell-fork-edit", data: { "focus-key": `fork:${key}` },
+        aria: { label: `Edit the ${what} and re-run from here` }, on: { click: () => ctx.onForkEdit(edit) } },
+      label("fork_edit"),
+    );
+  }
+  const inputId = `agentcell-fork-${ctx.viewId ?? ""}-${key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const box = h("textarea", {
+    id: inputId,
+    class: "agentcell-fork-value",
+    rows: "3",
+    data: { "focus-key": `fork-value:${key}` },
+    on: { input: (e) => (ctx.forkEdit.value = e.target.value) },
+  });
+  box.value = ctx.forkEdit.value;
+  return h(
+    "div",
+    { class: "agentcell-fork-editor", role: "group", aria: { label: `New ${what}` } },
+    h("label", { class: "agentcell-label", for: inputId }, `New ${what}`),
+    box,
+    h(
+      "div",
+      { class: "agentcell-approval-actions" },
+      h("button", { type: "button", class: "agentcell-btn agentcell-fork-go", data: { "focus-key": `fork-go:${key}` },
+        on: { click: () => ctx.onForkGo(edit, box.value) } }, label("fork_go")),
+      h("button", { type: "button", class: "agentcell-btn agentcell-fork-cancel", data: { "focus-key": `fork-cancel:${key}` },
+        on: { click: () => ctx.onForkCancel(edit) } }, label("fork_cancel")),
+    ),
+  );
+}
+
 /** The answer's line: focused after Approve / Deny (tabindex -1), so the focus stays in the card. */
 function approvalOutcome(item, state, sent) {
   let text = label("not_answered");
@@ -109,6 +151,10 @@ const RENDER = {
       if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result));
     }
     if (ctx.teaching && item.callId) body.push(h("div", { class: "agentcell-teach-only agentcell-call-id" }, `call id: ${item.callId}`));
+    if (ctx.ended && ctx.onForkGo && item.callId && status !== "running") {
+      const edit = { key: `call:${item.callId}`, target: { call_id: item.callId }, what: `result of ${item.name} (${item.callId})`, value: formatResult(item.result ?? "") };
+      body.push(forkControls(edit, ctx));
+    }
     return h(
       "div",
       {
@@ -212,6 +258,14 @@ const RENDER = {
   },
 
   resumed(item) {
+    if (item.forked_from != null) {
+      const edited = item.edited?.length ? ` (${label("forked_edited")}: ${item.edited.join(", ")})` : "";
+      return h(
+        "div",
+        { class: "agentcell-item agentcell-resumed agentcell-forked", data: { part: "fork-point", round: item.round } },
+        h("span", { class: "agentcell-resumed-text" }, label("forked", { run: item.forked_from, round: item.fork_round }) + edited),
+      );
+    }
     const parts = [];
     if (item.kept?.length) parts.push(`${label("resumed_kept")}: ${item.kept.join(", ")}`);
     if (item.restarting) parts.push(`${label("resumed_restarting")}: ${item.restarting}`);

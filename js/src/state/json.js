@@ -13,7 +13,7 @@ const STATE_KEY = {
   messages_before: "messagesBefore", messages_after: "messagesAfter",
 };
 /** JSON key → its value when the item has no such key (else null): a slot-level resume marker keeps nothing. */
-const ABSENT = { kept: [] };
+const ABSENT = { kept: [], edited: [] };
 
 /**
  * Per item type: [json key, state key, value when absent]. The keys are the Python `TypedDict`s'

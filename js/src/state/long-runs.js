@@ -22,13 +22,20 @@ function resetUnfinished(state, restarting) {
   }
 }
 
+/** A fork's marker fields (none for a resumed run): the original, the round kept up to, what was edited. */
+function forkFields(ev) {
+  if (ev.forked_from == null) return {};
+  const edited = Array.isArray(ev.edited) ? ev.edited.map(String) : [];
+  return { forked_from: String(ev.forked_from), fork_round: num(ev.fork_round), edited };
+}
+
 /** The slot that was stopped starts again after its kept rounds. */
-function restart(state, name) {
+function restart(state, name, fork) {
   const slot = getSlot(state, name);
   // Its finished rounds are kept; its partial answer is not (the engine writes it anew), and the
   // new segment numbers its rounds from 1 again: they are shown after the kept ones.
   const base = slot.rounds.size ? Math.max(...slot.rounds.keys()) : 0;
-  addItem(state, name, { type: "resumed", v: 0, segment: state.segment }, Math.max(1, base));
+  addItem(state, name, { type: "resumed", v: 0, segment: state.segment, ...fork }, Math.max(1, base));
   slot.roundBase = base;
   slot.kept = false;
   clearAnswer(slot);
@@ -71,7 +78,8 @@ export const LONG_RUN_HANDLERS = {
       state.status = "running";
       state.endT = null;
     }
-    addItem(state, null, { type: "resumed", v: 0, segment: state.segment, kept, restarting });
+    const fork = forkFields(ev);
+    addItem(state, null, { type: "resumed", v: 0, segment: state.segment, kept, restarting, ...fork });
     for (const name of kept) {
       const slot = getSlot(state, name);
       slot.kept = true;
@@ -79,7 +87,7 @@ export const LONG_RUN_HANDLERS = {
       touch(slot);
     }
     resetUnfinished(state, restarting);
-    if (restarting !== null) restart(state, restarting);
+    if (restarting !== null) restart(state, restarting, fork);
   },
   context_updated(state, ev) {
     const used = num(ev.used_tokens);

@@ -67,6 +67,10 @@ function itemMarkers(round, next) {
     else if (it.type === "warning") out.push(marker("warning", { text: it.message }));
     else if (it.type === "compaction" && it.status === "done") out.push(marker("compaction", { text: it.summary }));
     else if (it.type === "approval") out.push(approvalMarker(it, fed));
+    else if (it.type === "resumed" && it.forked_from != null) {
+      const edited = it.edited?.length ? ` (edited: ${it.edited.join(", ")})` : "";
+      out.push(marker("fork_point", { text: `forked from ${it.forked_from} at round ${it.fork_round}${edited}` }));
+    }
   }
   return out;
 }

@@ -4,7 +4,7 @@
 import { isTextType, slotAnswer, takeAppended } from "../state.js";
 import { formatJSON, label, plural, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
-import { ENDED_ITEMS, renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
+import { ENDED_ITEMS, forkControls, renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
 
 /** `now`: the view's clock, which the answer views also time their work by. */
@@ -52,6 +52,7 @@ function newSlotView(slot, now) {
     stoppedMark: h("div", { class: "agentcell-answer-stopped", hidden: true }),
     // Not an alert: the header's status already announces the run's end (one announcement per change).
     error: h("div", { class: "agentcell-slot-error", hidden: true }),
+    fork: h("div", { class: "agentcell-slot-fork" }),
     rounds: new Map(),
     items: new WeakMap(),
     key: null,
@@ -65,6 +66,7 @@ function newSlotView(slot, now) {
     sv.timeline,
     sv.answer,
     sv.error,
+    sv.fork,
   );
   // An answer longer than ANSWER_SLICE characters that arrives at once (snapshot, saved notebook) is
   // rendered a slice per task (at most ANSWER_SLICE characters, stopping early past ANSWER_SLICE_MS, in idle
@@ -164,6 +166,18 @@ function renderSlot(slot, sv, rctx, ctxKey, runEnded) {
   renderSlotHead(slot, sv, runEnded);
   renderTimeline(slot, sv, rctx, ctxKey);
   renderAnswer(slot, sv, runEnded);
+  const message = runEnded && rctx.onForkGo ? userMessage(slot) : null;
+  sv.fork.replaceChildren(...(message === null ? [] : [forkControls({ key: `slot:${slot.name}`, target: { slot: slot.name }, what: `message of ${slot.name}`, value: message }, rctx)]));
+}
+
+/** The user message of a slot's first request (its teaching payload, OpenAI shape), or null. */
+function userMessage(slot) {
+  const first = slot.rounds.get(1)?.items.find((it) => it.type === "payload" && it.kind === "model_request");
+  const messages = Array.isArray(first?.data?.messages) ? first.data.messages : [];
+  const user = messages.filter((m) => m && m.role === "user").at(-1);
+  if (!user) return null;
+  if (typeof user.content === "string") return user.content;
+  return Array.isArray(user.content) ? user.content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("") : null;
 }
 
 /** Render the run items and every slot. `rctx` is what item renderers read (teaching, ended, approvals). */

@@ -24,6 +24,10 @@ export function createUI(now) {
     elapsedAnchor: { t: 0, at: now },
     /** The largest elapsed time shown so far (the clock never runs backwards). */
     shownElapsed: 0,
+    /** "Edit and re-run from here" open on one tool result or slot message: {key, target, what, value}; else null. */
+    forkEdit: null,
+    /** Bumped when the fork editor opens, closes or a fork is asked for (a render key). */
+    forkVersion: 0,
     destroyed: false,
   };
 }

@@ -18,6 +18,8 @@ from typing import Any, Unpack
 
 from ..options import MapOptionsKwargs, RunOptions, option_keywords, options_for
 from ..template.program import Template
+from .compare import Comparison, compare, start_comparison
+from .compare_rows import ComparedBatch, ComparedBatchResult, start_compared_batch
 from .errors import BatchError
 from .inputs import Row, check_rows, read_rows
 from .results import BatchResult, RowResult
@@ -26,7 +28,8 @@ from .runner import Batch
 from .settings import BatchOptions
 from .throttle import Throttle, gated
 
-__all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "Row", "RowResult", "map", "start_batch"]
+__all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "ComparedBatch", "ComparedBatchResult", "Comparison",
+           "Row", "RowResult", "compare", "map", "start_batch", "start_compared_batch", "start_comparison"]
 
 
 @option_keywords

@@ -52,6 +52,7 @@ from ..options import (
 from ..providers.credentials import Credentials, ModelLike, model_with_credentials
 from ..result import RunResult
 from ..template.program import Template
+from .forking import fork_run
 from .runner import Run
 from .setup import Prepared, prepare, start, start_run
 
@@ -65,6 +66,7 @@ __all__ = [
     "complete",
     "complete_async",
     "complete_incremental_async",
+    "fork_run",
     "prepare",
     "start",
     "start_run",

@@ -45,6 +45,8 @@ class Run:
         relaunch: Callable[[RunResult, Transcript], Run],
         notes: tuple[str, ...] = (),
         resumed_from: RunResult | None = None,
+        prelude: tuple[Event, ...] = (),
+        forked: RunResumed | None = None,
     ) -> None:
         self.run_id = state.run_id
         self.segment = 1 if resumed_from is None else resumed_from.segment + 1
@@ -53,6 +55,10 @@ class Run:
         """Starts the next segment after an ending, reducing into the same transcript (`setup.py` binds it)."""
         self._notes = notes
         self._resumed_from = resumed_from
+        self._prelude = prelude
+        """A fork's kept part: its original's events up to the fork point, emitted before the fork goes on."""
+        self.forked = forked
+        """A fork's marker (`RunResumed` with `forked_from`), emitted after the prelude; `None` for other runs."""
         self.model_name = state.model.name
         self._state = state
         self._executor = executor
@@ -65,6 +71,11 @@ class Run:
         self._started = False
         self._loop = asyncio.get_running_loop()
         self._task = self._loop.create_task(self._main(), name=f"agentcell-run-{self.run_id}")
+
+    @property
+    def template(self) -> Template:
+        """The compiled template this run runs (a fork of it runs the same)."""
+        return self._template
 
     @property
     def log(self) -> EventLog:
@@ -184,6 +195,10 @@ class Run:
             self._state.emit(self._run_started())
             if self.segment > 1:
                 self._state.emit(self._run_resumed())
+            for event in self._prelude:  # a fork: what it keeps of its original, shown as it happened
+                self._state.emit(event)
+            if self.forked is not None:
+                self._state.emit(self.forked)
             if self._state.journal is not None:
                 self._state.journal.history(self._executor.history)
             for note in self._notes:
@@ -246,4 +261,7 @@ class Run:
             slot_messages=slot_messages,
             segment=self.segment,
             reference_time=state.reference_time.isoformat(),
+            forked_from=None if self.forked is None else self.forked.forked_from,
+            fork_round=None if self.forked is None else self.forked.fork_round,
+            edited=() if self.forked is None else self.forked.edited,
         )

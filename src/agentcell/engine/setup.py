@@ -33,6 +33,7 @@ from .compaction import ContextKeeper
 from .context import window_for
 from .eventlog import EventLog
 from .execute import Executor, ResumePoint
+from .fork import ForkPlan, remember, retag
 from .guard import Guards
 from .runner import Run
 from .state import RunState, UsageBook
@@ -85,7 +86,7 @@ def start_run(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> 
 
 def start(template: Template | str, options: RunOptions) -> Run:
     """`start_run` with its options as one value (what every surface calls)."""
-    _running_loop()
+    running_loop_needed()
     return prepare(template, options).start()
 
 
@@ -130,6 +131,11 @@ class Prepared:
 
     __slots__ = ("_setup",)
 
+    @property
+    def setup(self) -> _Setup:
+        """What every run started from here shares."""
+        return self._setup
+
     def __init__(self, setup: _Setup) -> None:
         self._setup = setup
 
@@ -139,7 +145,7 @@ class Prepared:
         Raises: `UndefinedVariableError` (the template reads a variable the context lacks), `AgentcellError`
         (no running loop, a run id that cannot name a journal file).
         """
-        _running_loop()
+        running_loop_needed()
         setup = self._setup if context is None else replace(self._setup, context=dict(context))
         setup.template.check_context(setup.context)
         options = setup.options
@@ -149,15 +155,26 @@ class Prepared:
         return _launch(setup, rid, resume=resume_from)
 
 
-def _running_loop() -> None:
+def running_loop_needed() -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         raise AgentcellError("start_run() needs a running event loop; use complete() from sync code") from None
 
 
-def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript: Transcript | None = None) -> Run:
-    """Start one segment of a run: the first, or the next one after `resume`."""
+def launch_fork(setup: _Setup, run_id: str, plan: ForkPlan) -> Run:
+    return _launch(setup, run_id, resume=None, fork=plan)  # `forking.py` has checked everything
+
+
+def _launch(
+    setup: _Setup,
+    run_id: str,
+    *,
+    resume: RunResult | None,
+    transcript: Transcript | None = None,
+    fork: ForkPlan | None = None,
+) -> Run:
+    """Start one segment of a run: the first, or the next one after `resume`; or a fork's first."""
     if resume is not None and resume.status not in RESUMABLE:
         raise AgentcellError(
             f"run {run_id} ended {resume.status!r}; only a stopped, failed or out-of-budget run can be resumed"
@@ -191,12 +208,19 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
+    if fork is not None:
+        point = fork.resume
     executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
+    remember(run_id, setup, log, segment=segment)
 
     def relaunch(ending: RunResult, transcript: Transcript) -> Run:
         return _launch(setup, run_id, resume=ending, transcript=transcript)
 
-    return Run(state, executor, setup.template, log, relaunch=relaunch, notes=setup.notes, resumed_from=resume)
+    return Run(
+        state, executor, setup.template, log, relaunch=relaunch, notes=setup.notes, resumed_from=resume,
+        prelude=() if fork is None else tuple(retag(e, run_id) for e in fork.prelude),
+        forked=None if fork is None else replace(fork.marker, run_id=run_id),
+    )
 
 
 def _reference(now: datetime | None, resume: RunResult | None) -> datetime:

@@ -345,6 +345,12 @@ class RunResumed:
     restarting: str | None = None
     """The slot that was stopped and starts again (its finished tool rounds are kept, its partial text is not)."""
     slot: str | None = None
+    forked_from: str | None = None
+    """A fork (`RunResult.fork`): the run it was forked from; its rounds up to `fork_round` are kept."""
+    fork_round: int | None = None
+    """A fork: the last round of `restarting` kept from the original (0: none, the slot is asked again)."""
+    edited: tuple[str, ...] = ()
+    """A fork: what was changed at the fork point (`lookup (c2)` for a tool result, `message`)."""
     kind: Literal["run_resumed"] = "run_resumed"
 
 

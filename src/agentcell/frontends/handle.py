@@ -16,8 +16,10 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from ..engine import ApprovalDecision, Run
+from ..errors import AgentcellError
 from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
+from ..options import ApproveCallback, RunOptions
 from ..result import RunResult
 from ..transcript import Transcript
 from ..usage import LiveStatus
@@ -45,6 +47,8 @@ class RunHandle:
         self.task: asyncio.Task[None] | None = None
         self.superseded = False
         """Whether a newer run from the same place replaced (and stopped) this one."""
+        self.forks: list[RunHandle] = []
+        """The forks started from this run (`fork()`, the view's "edit and re-run from here"), oldest first."""
         self._watchers: list[Callable[[Event], None]] = []
 
     # ---- reading ---------------------------------------------------------------------------
@@ -116,6 +120,48 @@ class RunHandle:
 
     def to_json(self) -> str:
         return self.result().to_json()
+
+    # ---- forking ---------------------------------------------------------------------------
+    def fork(
+        self,
+        round: int,
+        *,
+        slot: str | None = None,
+        tool_results: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        model: Any = None,
+        quiet: bool = False,
+        **options: Any,
+    ) -> RunHandle:
+        """`RunResult.fork` of this finished (or stopped) run, shown live: returns the fork's handle.
+
+        In a notebook the fork's widget is displayed where this is called (the view's button shows it
+        below this run's view); `quiet=True` shows none. Raises `ForkError` (one sentence) for a round,
+        slot or call id the run does not have, `AgentcellError` while the run is still going.
+        """
+        if self.run.result is None:
+            raise AgentcellError(f"run {self.run_id} is still going; stop it or wait for it before forking")
+        handle = fork_shown(self.run.result, round, slot=slot, tool_results=tool_results, message=message,
+                            model=model, quiet=quiet or self.widget is None, **options)
+        self.forks.append(handle)
+        return handle
+
+    def fork_from_view(self, request: Mapping[str, Any]) -> None:
+        """The view's "edit and re-run from here": a new tool result (`call_id`) or user message (`slot`).
+
+        The fork is shown below this run's view; a request the run cannot honour is said in the view.
+        """
+        assert self.widget is not None
+        widget = self.widget
+        value = str(request.get("value", ""))
+        try:
+            if request.get("call_id") is not None:
+                slot, round_no = _round_of_call(self.result(), str(request["call_id"]))
+                widget.in_cell(lambda: self.fork(round_no, slot=slot, tool_results={str(request["call_id"]): value}))
+            else:
+                widget.in_cell(lambda: self.fork(0, slot=str(request.get("slot")), message=value))
+        except AgentcellError as exc:
+            widget.note(f"could not fork: {exc}", run_id=self.run_id)
 
     # ---- control ---------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -205,11 +251,68 @@ class RunHandle:
             fn(event)
 
 
-def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation: object = None) -> RunHandle:
+def fork_shown(
+    original: RunResult,
+    round: int,
+    *,
+    slot: str | None = None,
+    tool_results: Mapping[str, Any] | None = None,
+    message: str | None = None,
+    model: Any = None,
+    quiet: bool = False,
+    **options: Any,
+) -> RunHandle:
+    """`original.fork(...)` started as a front end's run: a handle, and (unless `quiet`) its widget shown here.
+
+    Raises what `RunResult.fork` raises (`ForkError`, one sentence), before anything is shown.
+    """
+    from ..engine import fork_run
+    from ..engine.fork import recent_run
+    from .launch import LaunchSpec
+
+    kept = recent_run(original.run_id)
+
+    def starter(approve: ApproveCallback | None) -> Run:
+        extra = dict(options) if approve is None else {**options, "approve": approve}
+        return fork_run(original, round, slot=slot, tool_results=tool_results, message=message, model=model, **extra)
+
+    if kept is None:  # not a run of this process: the engine says so in its words
+        starter(None)
+    spec = LaunchSpec(template=kept[0].template if kept else None, options=RunOptions(),  # type: ignore[arg-type]
+                      quiet=quiet)
+    handle = launch(spec, starter=starter)
+    if handle.widget is not None:
+        handle.widget.show()
+    return handle
+
+
+def _round_of_call(result: RunResult, call_id: str) -> tuple[str, int]:
+    """The answer slot and round (its model response's number) of the tool call `call_id`."""
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+
+    for slot, messages in result.slot_messages.items():
+        responses = [m for m in messages if isinstance(m, ModelResponse)]
+        for number, response in enumerate(responses, start=1):
+            if any(isinstance(p, ToolCallPart) and p.tool_call_id == call_id for p in response.parts):
+                return slot, number
+    from ..errors import ForkError
+
+    raise ForkError(f"run {result.run_id} has no tool call {call_id!r}")
+
+
+def launch(
+    spec: LaunchSpec,
+    *,
+    registry: RunRegistry | None = None,
+    generation: object = None,
+    starter: Callable[[ApproveCallback | None], Run] | None = None,
+) -> RunHandle:
     """Start the run as a task on the running loop (the kernel's) and return its handle at once.
 
     With a `registry`, the run is kept there and replaces the runs `spec.key` started before (those of
     the same `generation`, one execution of a cell, are left alone; see `RunRegistry.add`).
+
+    `starter` starts the run instead of the spec's options (a fork); it gets the widget's approval callback.
 
     Raises (before any model call) whatever the engine's `start_run` raises: template, tool and
     model configuration errors.
@@ -218,11 +321,11 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation:
     provenance = {"template_sha256": spec.template.sha256, "template_name": spec.template.name}
     view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance)
     approvals = WidgetApprovals(loop) if view is not None else None
-    run = start(spec, approve=approvals)
+    run = start(spec, approve=approvals) if starter is None else starter(approvals)
     handle = RunHandle(run, widget=view, loop=loop)
     if view is not None:
         assert approvals is not None
-        view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve)
+        view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve, on_fork=handle.fork_from_view)
         view.follow(run.log)
     handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:

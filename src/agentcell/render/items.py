@@ -89,6 +89,10 @@ def item_text(item: Item) -> str | None:
         case "checkpoint":
             name = f" {item['name']}" if item["name"] else ""
             return f"{label('checkpoint')}{name}: {label('checkpoint_note')}"
+        case "resumed" if item["forked_from"] is not None:
+            edited = item["edited"]
+            more = f" ({label('forked_edited')}: {', '.join(edited)})" if edited else ""
+            return label("forked", run=item["forked_from"], round=item["fork_round"]) + more
         case "resumed":
             text = label("resumed", segment=item["segment"])
             if item["kept"]:

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 from ..usage import RunStatus, is_final
 from .base import MISSING, TranscriptState, thinking, token
-from .items import ApprovalItem, CompactionItem, Item, NarrationItem, RequestItem, RetryItem, ToolItem
+from .items import ApprovalItem, CompactionItem, Item, NarrationItem, RequestItem, ResumedItem, RetryItem, ToolItem
 from .model import Slot, is_num, js_str, json_text, norm_usage, num, truthy, usage_delta
 from .pieces import Pieces
 
@@ -214,7 +214,9 @@ def run_resumed(tr: TranscriptState, ev: Ev) -> None:
     restarting = None if ev.get("restarting") is None else js_str(ev["restarting"])
     if tr.ended:  # run_resumed without its run_started (a stream that lost it): the run goes on
         tr.ended, tr.status, tr.end_t = False, "running", None
-    tr.add_item(None, {"type": "resumed", "segment": tr.segment, "kept": kept, "restarting": restarting})
+    marker: ResumedItem = {"type": "resumed", "segment": tr.segment, "kept": kept, "restarting": restarting,
+                           "forked_from": None, "fork_round": None, "edited": []}
+    tr.add_item(None, _forked(marker, ev))
     for name in kept:
         slot = tr.slot(name)
         assert slot is not None
@@ -231,12 +233,23 @@ def run_resumed(tr: TranscriptState, ev: Ev) -> None:
         # Its finished rounds are kept; its partial answer is not (the engine writes it anew), and the
         # new segment numbers its rounds from 1 again: they are shown after the kept ones.
         base = max(slot.rounds) if slot.rounds else 0
-        tr.add_item(restarting, {"type": "resumed", "segment": tr.segment, "kept": [], "restarting": None},
-                    max(1, base))
+        in_slot: ResumedItem = {"type": "resumed", "segment": tr.segment, "kept": [], "restarting": None,
+                                "forked_from": None, "fork_round": None, "edited": []}
+        tr.add_item(restarting, _forked(in_slot, ev), max(1, base))
         slot.round_base, slot.kept = base, False
         slot.clear_answer()
         slot.status = "running"
         tr.current_slot = slot.name
+
+
+def _forked(item: ResumedItem, ev: Ev) -> ResumedItem:
+    """A fork's marker fields on `item` (none for a resumed run): the original, the round kept up to, the edits."""
+    if ev.get("forked_from") is not None:
+        edited = ev.get("edited")
+        item["forked_from"] = js_str(ev["forked_from"])
+        item["fork_round"] = int(num(ev.get("fork_round")))
+        item["edited"] = [js_str(e) for e in edited] if isinstance(edited, list) else []
+    return item
 
 
 def context_updated(tr: TranscriptState, ev: Ev) -> None:

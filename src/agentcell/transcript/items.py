@@ -106,6 +106,12 @@ class ResumedItem(_InRound):
     segment: int
     kept: list[str]
     restarting: str | None
+    forked_from: str | None
+    """A fork's marker (`RunResult.fork`): the original run; `None` on a resumed run's markers."""
+    fork_round: int | None
+    """A fork: the last round of the restarting slot kept from the original."""
+    edited: list[str]
+    """A fork: what was changed at the fork point."""
 
 
 class CompactionItem(_InRound):

@@ -217,6 +217,43 @@ class AgentCommands:
             raise UsageError(f"{name!r} is not a run handle; start a run with %%agent -o {name}")
         return value
 
+    def _cmd_fork(self, words: list[str]) -> Any:
+        """`%agent fork NAME --round N [--result TOOL_OR_CALL=VALUE …] [--message TEXT] [--model M] [--slot S]
+        [-o OUT]`: fork the finished run bound to NAME (its handle's `fork`), shown below the cell."""
+        from .fork_args import parse_fork
+
+        request = parse_fork(words)
+        handle = self.ip.user_ns.get(request.name)
+        from ...result import RunResult
+
+        if isinstance(handle, RunResult):  # `-o NAME` of a `--wait` cell binds the result: shown all the same
+            from ..handle import fork_shown
+
+            handle = _ResultForker(handle, fork_shown)
+        if not hasattr(handle, "fork"):
+            name = request.name
+            raise UsageError(f"%agent fork {name}: no run by that name (bind one with %%agent -o {name})")
+        model = self._fork_model(request.model)
+        try:
+            forked = handle.fork(request.round, slot=request.slot, tool_results=request.results or None,
+                                 message=request.message, model=model)
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+        if request.output:
+            self.ip.user_ns[request.output] = forked
+        self.ip.user_ns["_agent_run"] = forked
+        return None
+
+    def _fork_model(self, name: str | None) -> Any:
+        """`--model NAME`: a notebook variable holding a pydantic-ai `Model`, else the model string itself."""
+        if name is None:
+            return None
+        value = self.ip.user_ns.get(name)
+        from pydantic_ai.models import Model
+
+        return value if isinstance(value, Model) else name
+
+
 
 def _result_type() -> type[Any]:
     from ...result import RunResult
@@ -226,3 +263,13 @@ def _result_type() -> type[Any]:
 
 def _looks_like_run_id(name: str) -> bool:
     return len(name) >= 8 and all(ch in "0123456789abcdef" for ch in name)
+
+
+class _ResultForker:
+    """A `RunResult` whose `fork` is shown like a handle's (`handle.fork_shown`)."""
+
+    def __init__(self, result: Any, fork_shown: Any) -> None:
+        self._result, self._fork_shown = result, fork_shown
+
+    def fork(self, round: int, **kwargs: Any) -> Any:
+        return self._fork_shown(self._result, round, **kwargs)

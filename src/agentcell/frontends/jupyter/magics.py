@@ -32,7 +32,7 @@ from .front import JUPYTER
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
 
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal")
+SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal", "fork")
 
 
 @magics_class
@@ -81,11 +81,15 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--types", dest="types", action="append", default=[], metavar="FILE",
               help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
+    @argument("--models", metavar="A,B,C",
+              help="Run the cell once per model, concurrently, side by side (model strings or notebook variables).")
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run the cell as a template; the widget streams the run and Stop cancels it."""
+        if "--models" in line:
+            return self._compare(line, cell) and None
         if "--over" in line:
             return self._batch(line, cell) and None
         spec = self.prepare(line, cell)
@@ -107,6 +111,13 @@ class AgentMagics(AgentCommands, Magics):
 
     async def agent_wait(self, line: str, cell: str) -> Any:
         """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+        if "--models" in line:
+            comparison = self._compare(line, cell)
+            try:
+                return await comparison
+            except asyncio.CancelledError:
+                comparison.cancel()  # Kernel → Interrupt: stop every model
+                raise
         if "--over" in line:
             from .batch_launch import wait_batch
 
@@ -180,6 +191,48 @@ class AgentMagics(AgentCommands, Magics):
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
         return self._bind(spec, batch)
+
+    def _compare(self, line: str, cell: str) -> Any:
+        """`--models A,B,C`: one run per model, side by side (`compare_launch.py`); `-o` binds the `Comparison`."""
+        import copy
+
+        from .compare_launch import launch_comparison, model_names
+
+        args = parse_argstring(self.agent, line)
+        names = model_names(args.models or "")
+        if not names:
+            raise UsageError("--models needs model names separated by commas, e.g. --models offline,my_model")
+        models = [self._model(name) for name in names]
+        one = copy.copy(args)
+        one.model, one.record, one.replay = None, None, None  # each model gets its own model and cassette
+        try:
+            if args.over is not None:
+                comparison: Any = self._compare_over(args, one, cell, models, names)
+                return self._bind(comparison[0], comparison[1])
+            spec = self._spec(one, cell)
+            comparison = launch_comparison(spec, models, names, record=args.record, replay=args.replay,
+                                           registry=self.registry)
+        except TemplateSyntaxError as exc:
+            raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
+        except AgentcellError as exc:
+            raise UsageError(str(exc)) from None
+        return self._bind(spec, comparison)
+
+    def _compare_over(self, args: Any, one: Any, cell: str, models: list[Any], names: list[str]) -> Any:
+        """`--models A,B --over rows`: one batch per model (`compare_launch.py`); returns (spec, ComparedBatch)."""
+        from ...batch import BatchError, BatchOptions
+        from .batch_args import over_value
+        from .batch_launch import batch_spec
+        from .compare_launch import launch_compared_batch
+
+        if args.record or args.replay:
+            raise BatchError("--record and --replay follow one run's requests in order; not with --over")
+        over = over_value(args.over, lambda expr: self._eval(expr, "--over", object))
+        spec = self._spec(one, cell, build=batch_spec)
+        settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep,
+                                resume=args.resume)
+        return spec, launch_compared_batch(spec, models, names, over, settings, max_rows=args.max_rows,
+                                           registry=self.registry)
 
     def _launch(self, spec: LaunchSpec) -> Any:
         from ..handle import launch

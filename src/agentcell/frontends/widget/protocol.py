@@ -29,6 +29,10 @@ class FrontendMsg(TypedDict, total=False):
     call_id: str
     approved: bool
     reason: str | None
+    slot: str
+    """`fork`: the slot whose user message is edited (with `message`)."""
+    value: str
+    """`fork`: the new tool result (with `call_id`) or user message (with `slot`)."""
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:

@@ -29,6 +29,7 @@ everything else is marshalled onto the loop captured at `bind()`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import pathlib
 import re
 import time
@@ -66,6 +67,7 @@ well, with room for the few other messages of a run (its status, the end)."""
 
 StopCallback = Callable[[], None]
 ApproveCallback = Callable[[str, bool, "str | None"], None]
+ForkCallback = Callable[[FrontendMsg], None]
 
 
 def _asset(name: str) -> pathlib.Path | str:
@@ -122,6 +124,10 @@ class AgentWidget(anywidget.AnyWidget):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_stop: StopCallback | None = None
         self._on_approve: ApproveCallback | None = None
+        self._on_fork: ForkCallback | None = None
+        self._cell: tuple[contextvars.Context, Any] | None = None
+        """Where `show()` ran: the cell's context and its parent header, so a fork started from this view
+        ("edit and re-run from here", a comm message) is shown in the same cell, below it (`in_cell`)."""
         self.on_msg(self._on_frontend_msg)
 
     def bind(
@@ -130,9 +136,10 @@ class AgentWidget(anywidget.AnyWidget):
         loop: asyncio.AbstractEventLoop,
         on_stop: StopCallback,
         on_approve: ApproveCallback | None = None,
+        on_fork: ForkCallback | None = None,
     ) -> None:
-        """Attach the widget to a run: its loop and what Stop / Approve do."""
-        self._loop, self._on_stop, self._on_approve = loop, on_stop, on_approve
+        """Attach the widget to a run: its loop and what Stop / Approve / "edit and re-run from here" do."""
+        self._loop, self._on_stop, self._on_approve, self._on_fork = loop, on_stop, on_approve, on_fork
 
     def follow(self, log: EventLog) -> None:
         """Show the run whose log this is (before any event was shown): `notify` then tells of each new event."""
@@ -174,6 +181,7 @@ class AgentWidget(anywidget.AnyWidget):
         from IPython.display import display
 
         self.shown = True
+        self._cell = (contextvars.copy_context(), _parent_header())
         display(self._widget_bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
         data, metadata = self.static_bundle()
         display(data, raw=True, metadata=metadata, display_id=self.static_display_id)  # type: ignore[no-untyped-call]
@@ -184,6 +192,17 @@ class AgentWidget(anywidget.AnyWidget):
             if keeper is not None:
                 keeper.track(self)
                 self.tracked = True
+
+    def in_cell(self, fn: Callable[[], Any]) -> Any:
+        """Call `fn` as if in the cell that showed this view: what it displays goes below this view.
+
+        A browser message is handled under the comm message's parent header, whose outputs no cell shows;
+        the cell's own context (ipykernel 7 keeps the parent per context) and parent header fix that.
+        """
+        if self._cell is None:
+            return fn()
+        context, parent = self._cell
+        return context.copy().run(_under_parent, parent, fn)
 
     def republish(self) -> bool:
         """Publish the saved output again under the cell running now (see `saved_outputs.py`).
@@ -330,8 +349,33 @@ class AgentWidget(anywidget.AnyWidget):
                 self.send({"kind": "snapshot", "events": pack(self.wire_snapshot()), "t": self._now()})
             case "approve" if self._on_approve is not None:
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
+            case "fork" if self._on_fork is not None:
+                self._on_fork(content)
             case _:
                 pass
 
     def __repr__(self) -> str:
         return f"<AgentWidget status={self.status!r} events={len(self._log.events)}>"
+
+
+def _parent_header() -> Any:
+    """The running cell's parent header (ipykernel's display publisher keeps it), or `None` outside a kernel."""
+    from IPython import get_ipython
+
+    publisher = getattr(get_ipython(), "display_pub", None)
+    return getattr(publisher, "parent_header", None)
+
+
+def _under_parent(parent: Any, fn: Callable[[], Any]) -> Any:
+    """`fn()` with the display publisher's parent header set to `parent` (then put back)."""
+    from IPython import get_ipython
+
+    publisher = getattr(get_ipython(), "display_pub", None)
+    if parent is None or publisher is None or not hasattr(publisher, "parent_header"):
+        return fn()
+    before = publisher.parent_header
+    publisher.parent_header = parent
+    try:
+        return fn()
+    finally:
+        publisher.parent_header = before

@@ -137,6 +137,10 @@ def _item_markers(items: list[Item], following: Request | None) -> list[Json]:
                 out.append(marker("compaction", text=it["summary"]))
             case "approval":
                 out.append(_approval(it, fed))
+            case "resumed" if it["forked_from"] is not None:
+                edited = f" (edited: {', '.join(it['edited'])})" if it["edited"] else ""
+                out.append(marker("fork_point", text=f"forked from {it['forked_from']} at round {it['fork_round']}"
+                                                     f"{edited}"))
     return out
 
 

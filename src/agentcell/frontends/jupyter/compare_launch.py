@@ -1,0 +1,102 @@
+"""`%%agent --models A,B,C`: the cell on several models at once, shown side by side.
+
+The magic builds the cell's spec as for one run (without a model or cassette), then each model's run
+is started through `handle.launch` (a live widget per model, kept in the run registry so re-running
+the cell replaces all of them) and gathered in a `Comparison` (`batch/compare.py`), which the cell binds
+with `-o`. `--record` / `--replay` give each model its own cassette.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from ...batch import BatchOptions, ComparedBatch, start_compared_batch
+from ...batch.compare import Comparison, start_comparison
+from ...engine import Run
+from ...options import RunOptions
+from ...template.program import Template
+from ..handle import RunHandle, launch
+from ..launch import LaunchSpec
+from ..registry import RunRegistry
+from ..widget.compare_view import CompareView
+
+
+def model_names(value: str) -> list[str]:
+    """`--models a,b, c` → `["a", "b", "c"]` (a model string's own `:` and `@` are kept)."""
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def launch_comparison(
+    spec: LaunchSpec,
+    models: Sequence[Any],
+    names: Sequence[str],
+    *,
+    record: str | None,
+    replay: str | None,
+    registry: RunRegistry | None,
+    display: bool = True,
+) -> Comparison:
+    """Start every model's run of `spec` (each with its widget), show the columns, return the `Comparison`."""
+    handles: dict[str, RunHandle] = {}
+    generation = object()  # the runs of one execution of the cell coexist; the next execution replaces them
+
+    def starter(name: str, options: RunOptions, _template: Template | str) -> Run:
+        one = replace(spec, options=options)
+        handle = launch(one, registry=registry, generation=generation)
+        handles[name] = handle
+        return handle.run
+
+    comparison = start_comparison(spec.template, models, spec.options, names=names, record=record, replay=replay,
+                                  starter=starter)
+    if spec.quiet or not display:
+        return comparison
+    columns = {name: (handles[name].widget if name in handles and handles[name].widget is not None
+                      else f"could not start: {comparison.results[name].error}") for name in comparison.models}
+    view = CompareView(columns, on_stop_all=comparison.cancel)  # type: ignore[arg-type]
+    view.show()
+    loop = asyncio.get_running_loop()
+
+    def ended(_name: str) -> None:
+        if comparison.done():
+            loop.call_soon(view.finish, comparison.results, dict(comparison.latency))
+
+    comparison.watch(ended)
+    if comparison.done():
+        view.finish(comparison.results, dict(comparison.latency))
+    return comparison
+
+
+def launch_compared_batch(
+    spec: LaunchSpec,
+    models: Sequence[Any],
+    names: Sequence[str],
+    over: Any,
+    settings: BatchOptions,
+    *,
+    max_rows: int | None,
+    registry: RunRegistry | None,
+) -> ComparedBatch:
+    """`--models A,B --over rows`: one batch per model, their progress widgets side by side."""
+    compared = start_compared_batch(spec.template, models, over, spec.options, settings, names=names,
+                                    max_rows=max_rows)
+    generation = object()
+    for batch in compared.batches.values():
+        if registry is not None:
+            registry.add(batch, place=spec.key, generation=generation)
+    if not spec.quiet:
+        import ipywidgets as w  # type: ignore[import-untyped]
+        from IPython.display import display
+
+        from ..widget.batch_view import BatchWidget
+
+        columns = []
+        for name, batch in compared.batches.items():
+            batch.view = BatchWidget(batch)
+            columns.append(w.VBox([w.HTML(f"<strong>{html.escape(name)}</strong>"), batch.view],
+                                  layout=w.Layout(flex="1 1 0", min_width="24em", margin="0 4px")))
+        display(w.HBox(columns, layout=w.Layout(flex_flow="row wrap")))  # type: ignore[no-untyped-call]
+    return compared
