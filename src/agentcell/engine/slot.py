@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
@@ -137,7 +137,7 @@ class _AgentCall:
     output_type: Any
     """`None` for free text (the agent's `str`), else the typed slot's one-field model."""
     instructions: str | None
-    prompt: str | None
+    prompt: str | list[UserContent] | None
     past: list[ModelMessage]
     budget: SlotBudget
     requests: SlotRequests
@@ -214,7 +214,7 @@ def _agent_call(
         answers=answers,
     )
     validate = None if output.check is None else _validator(output.check, stream)
-    prompt: str | None
+    prompt: str | list[UserContent] | None
     prompt, past = split_turns(history, rendered.turns)
     if resume:  # the slot's own finished rounds go on as history that counts as its record
         prompt, past = None, [*past, *resume]

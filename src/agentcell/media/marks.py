@@ -1,0 +1,93 @@
+"""Media in rendered text: where a `{{ fig }}` was, so the user message keeps template order.
+
+Jinja renders text. While a slot renders, every `{{ }}` output passes through `finalize`: a plain value
+is left alone (cost: one type check); a table becomes its Markdown; an image becomes a mark — a private-use
+character, a random per-render nonce and the part's number — recorded in the render's `Collector`. After
+rendering, `Collector.resolve(text)` cuts the text at the marks into `(readable text, pieces)`: the pieces
+(`str` and media, in order) go to the model; the readable text, with `[image: a 640×480 PNG]` in place of
+each mark, goes to every view. A value cannot forge a mark: it does not know the nonce.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from .convert import prompt_value
+from .parts import Media
+
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+Pieces = tuple["str | Media", ...]
+
+
+class Collector:
+    """The media one render met, by number."""
+
+    def __init__(self) -> None:
+        self.nonce = secrets.token_hex(8)
+        self.found: list[Media] = []
+        self._pattern = re.compile(f"{_OPEN}{self.nonce}:(\\d+){_CLOSE}")
+
+    def mark(self, media: Media) -> str:
+        self.found.append(media)
+        return f"{_OPEN}{self.nonce}:{len(self.found) - 1}{_CLOSE}"
+
+    def resolve(self, text: str) -> tuple[str, Pieces]:
+        """`(readable text, pieces)`; `pieces` is `()` when `text` holds no media."""
+        if not self.found or _OPEN not in text:
+            return text, ()
+        pieces: list[str | Media] = []
+        readable: list[str] = []
+        at = 0
+        for match in self._pattern.finditer(text):
+            before = text[at : match.start()]
+            if before:
+                pieces.append(before)
+            readable.append(before)
+            media = self.found[int(match[1])]
+            pieces.append(media)
+            readable.append(f"[{media.media_kind}: {media.label}]")
+            at = match.end()
+        if at == 0:
+            return text, ()
+        rest = text[at:]
+        if rest:
+            pieces.append(rest)
+        readable.append(rest)
+        return "".join(readable), tuple(pieces)
+
+    def readable(self, text: str) -> str:
+        """`text` with each mark as its label (system text, options: places that cannot hold a part)."""
+        return self.resolve(text)[0]
+
+
+_current: ContextVar[Collector | None] = ContextVar("agentcell_media_collector", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[Collector]:
+    """Media met by `finalize` while this is open are marked in the text and kept in the collector."""
+    collector = Collector()
+    token = _current.set(collector)
+    try:
+        yield collector
+    finally:
+        _current.reset(token)
+
+
+def finalize(value: object) -> object:
+    """Jinja's `finalize`: every `{{ }}` output passes here before `str()`."""
+    if type(value) in _SCALARS:
+        return value
+    found = prompt_value(value)
+    if found is None or isinstance(found, str):
+        return value if found is None else found
+    collector = _current.get()
+    if collector is None:  # rendered outside a slot (a quoted option): the label is what fits in a string
+        return f"[{found.media_kind}: {found.label}]"
+    return collector.mark(found)
