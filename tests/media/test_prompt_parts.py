@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from PIL import Image
-from pydantic_ai.messages import BinaryContent, ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from agentcell.engine import stream
 from agentcell.template import compile_template
 from tests.engine.conftest import Script
 
 matplotlib.use("Agg")
-from matplotlib.figure import Figure  # noqa: E402  (after the backend is chosen)
+from matplotlib.figure import Figure
 
 pytestmark = pytest.mark.anyio
 

@@ -126,6 +126,8 @@ class RunState:
     secrets: KnownSecrets = field(default_factory=KnownSecrets)
     """The credentials of the run's models (each slot adds its model's), masked in the run's own text:
     the responses' parts (`slotmodel.py`), the answers, the streamed deltas (`setup.py`'s sink)."""
+    media_shown: set[str] = field(default_factory=set)
+    """Digests of the images whose thumbnail the run has sent (`MediaAdded`: each travels once)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

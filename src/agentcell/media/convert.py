@@ -50,6 +50,21 @@ def prompt_value(value: object, *, name: str = "") -> Media | str | None:
     return check_part(_as_image(image, name or type(value).__name__))
 
 
+def may_be_media(value: object) -> bool:
+    """Whether `prompt_value(value)` may be more than `None`, decided without converting anything (cheap)."""
+    if type(value) in _PLAIN:
+        return False
+    if isinstance(value, MediaPart | MediaUrl) or is_table(value):
+        return True
+    if isinstance(value, bytes | bytearray | memoryview):
+        found = sniff(bytes(value[:32]))
+        return found is not None and found.media_kind == "image"
+    cls = type(value)
+    if (cls.__module__ or "").split(".")[0] in ("matplotlib", "PIL", "numpy"):
+        return True
+    return callable(getattr(cls, "_repr_png_", None)) or callable(getattr(cls, "_repr_jpeg_", None))
+
+
 def image_bytes(value: object) -> bytes | None:
     """Encoded image bytes for a figure, a PIL image, a numpy image array or a `_repr_png_` object, else `None`."""
     cls = type(value)
@@ -112,7 +127,8 @@ def _array_png(array: Any) -> bytes | None:
     raw = array.reshape(height, width * channels)
     body = b"".join(b"\x00" + raw[row].tobytes() for row in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(body, 6)) + _chunk(b"IEND", b"")
+    chunks = _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(body, 6)) + _chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + chunks
 
 
 def _chunk(tag: bytes, body: bytes) -> bytes:

@@ -10,11 +10,13 @@ each mark, goes to every view. A value cannot forge a mark: it does not know the
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from .convert import prompt_value
 from .parts import Media
@@ -28,12 +30,19 @@ Pieces = tuple["str | Media", ...]
 class Collector:
     """The media one render met, by number."""
 
-    def __init__(self) -> None:
+    def __init__(self, context: Mapping[str, Any] | None = None) -> None:
         self.nonce = secrets.token_hex(8)
         self.found: list[Media] = []
+        self._context = context
         self._pattern = re.compile(f"{_OPEN}{self.nonce}:(\\d+){_CLOSE}")
 
-    def mark(self, media: Media) -> str:
+    def mark(self, media: Media, source: object = None) -> str:
+        """Keep `media` (made from `source`) and return its mark; it is named after the context's name for
+        `source` (`{{ fig }}` → `fig`), so a message about it can say which value it was."""
+        if self._context is not None and source is not None and not isinstance(source, str):
+            name = next((key for key, value in self._context.items() if value is source), None)
+            if name is not None:
+                media = dataclasses.replace(media, name=name)
         self.found.append(media)
         return f"{_OPEN}{self.nonce}:{len(self.found) - 1}{_CLOSE}"
 
@@ -70,9 +79,10 @@ _current: ContextVar[Collector | None] = ContextVar("agentcell_media_collector",
 
 
 @contextmanager
-def collecting() -> Iterator[Collector]:
-    """Media met by `finalize` while this is open are marked in the text and kept in the collector."""
-    collector = Collector()
+def collecting(context: Mapping[str, Any] | None = None) -> Iterator[Collector]:
+    """Media met by `finalize` while this is open are marked in the text and kept in the collector (named
+    after the `context` name they were found under)."""
+    collector = Collector(context)
     token = _current.set(collector)
     try:
         yield collector
@@ -90,4 +100,4 @@ def finalize(value: object) -> object:
     collector = _current.get()
     if collector is None:  # rendered outside a slot (a quoted option): the label is what fits in a string
         return f"[{found.media_kind}: {found.label}]"
-    return collector.mark(found)
+    return collector.mark(found, value)

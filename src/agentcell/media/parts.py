@@ -53,7 +53,7 @@ class MediaRef:
     def label(self) -> str:
         """`a 640×480 PNG`, `a PDF document (12,345 bytes)`, `an image at https://…`."""
         if self.url is not None:
-            return f"an {self.media_kind} at {self.url}" if self.media_kind != "document" else f"a document at {self.url}"
+            return {"image": "an image", "document": "a document", "audio": "audio"}[self.media_kind] + f" at {self.url}"
         short = type_name(self.media_type)
         if self.width and self.height:
             return f"a {self.width}×{self.height} {short}"

@@ -98,7 +98,7 @@ class SlotRenderer:
                 attribute) or a `{{ }}` option value does not suit its option.
         """
         values = dict(context)
-        with render_budget(), collecting() as media:  # bounded: see render_limits.py; media: see media/marks.py
+        with render_budget(), collecting(values) as media:  # bounded: see render_limits.py; media: see media/marks.py
             return RenderedSlot(
                 system=self.joined(self.system, values, media),
                 header=self.joined(self.header, values, media),
@@ -217,7 +217,7 @@ class TextRenderer:
 
     def __call__(self, context: Mapping[str, Any], /) -> tuple[Turn, ...]:
         values = dict(context)
-        with collecting() as media:
+        with collecting(values) as media:
             return resolve_turns(render_turns(self.turns, values, self.text), media)
 
     def text(self, text: CompiledText, values: dict[str, Any]) -> str:
