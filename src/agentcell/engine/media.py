@@ -66,7 +66,8 @@ async def announce(
             state.media_shown.add(ref.digest)
             if isinstance(part, MediaPart):
                 thumb = await anyio.to_thread.run_sync(thumbnail, part, abandon_on_cancel=True)
-        state.emit(MediaAdded(run_id=state.run_id, slot=slot, media=ref, thumb=thumb, call_id=call_id, round=round))
+        state.emit(MediaAdded(run_id=state.run_id, slot=slot, media=ref, label=ref.label, thumb=thumb,
+                              call_id=call_id, round=round))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,8 @@ class MediaAdded:
     run_id: str
     slot: str
     media: MediaRef
+    label: str = ""
+    """What it is, for people and screen readers: `a 640×480 PNG`."""
     thumb: str = ""
     """The thumbnail as a `data:` URI, on the first event of this image in the run only (else `""`)."""
     call_id: str | None = None

@@ -6,7 +6,9 @@ The one place agentcell's media become pydantic-ai's and back: a user turn's pie
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import base64
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic_ai import ToolReturn
@@ -55,6 +57,16 @@ def from_pydantic(item: object) -> Media | None:
     return None
 
 
+def user_media(item: object) -> Media | None:
+    """`from_pydantic`, also for a hollowed `BinaryContent` (its bytes kept elsewhere: a reference by digest)."""
+    digest = hollow_digest(item)
+    if digest is not None:
+        assert isinstance(item, BinaryContent)
+        kind = "image" if item.is_image else "audio" if item.is_audio else "document"
+        return MediaPart(data=b"", media_kind=kind, media_type=item.media_type, digest=digest)
+    return from_pydantic(item)
+
+
 def tool_return(label: str, media: Sequence[Media]) -> ToolReturn:
     """What a tool that returned media gives the model: a short text result and the parts themselves."""
     content: list[UserContent] = [f"(the result of that call: {label})"]
@@ -87,3 +99,91 @@ def refs(media: Iterable[Media]) -> tuple[MediaRef, ...]:
 
 def is_media(item: object) -> bool:
     return isinstance(item, MediaPart | MediaUrl)
+
+
+REF_SCHEME = "agentcell-media:"
+"""`agentcell-media:<digest>`: where a view's copy of a transcript names an image instead of holding it."""
+_KEY = "agentcell_media"
+
+
+def openai_part(media: Media, *, inline: bool = True) -> dict[str, Any]:
+    """One Chat Completions content part for `media` (`inline=False`: a reference by digest, for views)."""
+    if isinstance(media, MediaUrl):
+        if media.media_kind == "image":
+            return {"type": "image_url", "image_url": {"url": media.url}}
+        return {"type": "text", "text": f"[{media.label}]"}
+    inline = inline and bool(media.data)  # a hollowed part (journal, view) has only its digest
+    data = _data_uri(media) if inline else REF_SCHEME + media.digest
+    if media.media_kind == "image":
+        return {"type": "image_url", "image_url": {"url": data}}
+    if media.media_kind == "audio":
+        raw = base64.b64encode(media.data).decode("ascii") if inline else REF_SCHEME + media.digest
+        return {"type": "input_audio", "input_audio": {"data": raw, "format": media.media_type.split("/")[-1]}}
+    return {"type": "file", "file": {"filename": media.name or "document.pdf", "file_data": data}}
+
+
+def _data_uri(media: MediaPart) -> str:
+    return f"data:{media.media_type};base64,{base64.b64encode(media.data).decode('ascii')}"
+
+
+def hollow_messages(
+    messages: Sequence[ModelMessage], keep: Callable[[MediaPart], None] | None = None
+) -> list[ModelMessage]:
+    """`messages` with each `BinaryContent`'s bytes replaced by a reference to their digest (`keep` gets
+    each part first: the journal writes it once beside the run). Messages without bytes are the same objects."""
+    out: list[ModelMessage] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest) or not any(_holds_bytes(p) for p in message.parts):
+            out.append(message)
+            continue
+        parts = [_hollow_part(part, keep) if _holds_bytes(part) else part for part in message.parts]
+        out.append(dataclasses.replace(message, parts=parts))
+    return out
+
+
+def filled_messages(messages: Sequence[ModelMessage], load: Callable[[str], bytes | None]) -> list[ModelMessage]:
+    """`hollow_messages` undone: each reference's bytes read back with `load(digest)` (left hollow if missing)."""
+    out: list[ModelMessage] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            out.append(message)
+            continue
+        parts = [dataclasses.replace(p, content=[_filled(c, load) for c in p.content])
+                 if isinstance(p, UserPromptPart) and not isinstance(p.content, str) else p for p in message.parts]
+        out.append(dataclasses.replace(message, parts=parts))
+    return out
+
+
+def _holds_bytes(part: object) -> bool:
+    return isinstance(part, UserPromptPart) and not isinstance(part.content, str) and any(
+        isinstance(c, BinaryContent) and c.data for c in part.content
+    )
+
+
+def _hollow_part(part: Any, keep: Callable[[MediaPart], None] | None) -> Any:
+    content = []
+    for item in part.content:
+        if isinstance(item, BinaryContent) and item.data:
+            media = from_pydantic(item)
+            assert isinstance(media, MediaPart)
+            if keep is not None:
+                keep(media)
+            item = BinaryContent(data=b"", media_type=item.media_type, vendor_metadata={_KEY: media.digest})
+        content.append(item)
+    return dataclasses.replace(part, content=content)
+
+
+def _filled(item: Any, load: Callable[[str], bytes | None]) -> Any:
+    if not isinstance(item, BinaryContent) or item.data or not isinstance(item.vendor_metadata, dict):
+        return item
+    digest = item.vendor_metadata.get(_KEY)
+    data = load(digest) if isinstance(digest, str) else None
+    return item if data is None else BinaryContent(data=data, media_type=item.media_type)
+
+
+def hollow_digest(item: object) -> str | None:
+    """The digest a hollowed `BinaryContent` stands for (`None` for anything else)."""
+    if isinstance(item, BinaryContent) and not item.data and isinstance(item.vendor_metadata, dict):
+        found = item.vendor_metadata.get(_KEY)
+        return found if isinstance(found, str) else None
+    return None

@@ -53,7 +53,8 @@ class MediaRef:
     def label(self) -> str:
         """`a 640×480 PNG`, `a PDF document (12,345 bytes)`, `an image at https://…`."""
         if self.url is not None:
-            return {"image": "an image", "document": "a document", "audio": "audio"}[self.media_kind] + f" at {self.url}"
+            what = {"image": "an image", "document": "a document", "audio": "audio"}[self.media_kind]
+            return f"{what} at {self.url}"
         short = type_name(self.media_type)
         if self.width and self.height:
             return f"a {self.width}×{self.height} {short}"
