@@ -3,7 +3,13 @@
 // audio and images without a thumbnail show their label. The thumbnail is a `data:` URI the kernel made
 // (never a URL the browser would fetch); anything else is dropped (`safeThumb`).
 import { h } from "./dom.js";
-import { safeThumb } from "../state/media.js";
+
+const THUMB = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/;
+
+/** `uri` when it is a thumbnail a view may show: an image `data:` URI and nothing else (never a URL to fetch). */
+export function safeThumb(uri) {
+  return typeof uri === "string" && THUMB.test(uri) ? uri : "";
+}
 
 function toggle(e) {
   const button = e.currentTarget;

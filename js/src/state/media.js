@@ -4,7 +4,6 @@
 import { addItem, evRound, getSlot } from "./core.js";
 
 const str = (x) => (x === undefined || x === null ? "" : String(x));
-const THUMB = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/;
 
 export const MEDIA_HANDLERS = {
   media_added(state, ev) {
@@ -28,8 +27,3 @@ export const MEDIA_HANDLERS = {
     addItem(state, ev.slot, item, evRound(slot, ev.round));
   },
 };
-
-/** Whether `uri` is a thumbnail a view may show: an image `data:` URI and nothing else (never a URL to fetch). */
-export function safeThumb(uri) {
-  return typeof uri === "string" && THUMB.test(uri) ? uri : "";
-}
