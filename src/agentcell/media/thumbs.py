@@ -51,11 +51,17 @@ def _scaled(data: bytes) -> tuple[str, bytes] | None:
             image.thumbnail((THUMB_SIDE, THUMB_SIDE), reducing_gap=2.0)
             keep_alpha = image.mode in ("RGBA", "LA", "P")
             converted = image.convert("RGBA" if keep_alpha else "RGB")
-            out = io.BytesIO()
             if keep_alpha:
+                out = io.BytesIO()
                 converted.save(out, format="PNG", optimize=True)
-                return "image/png", out.getvalue()
-            converted.save(out, format="JPEG", quality=80)
+                if len(out.getvalue()) <= THUMB_BYTES:
+                    return "image/png", out.getvalue()
+                converted = converted.convert("RGB")  # a noisy picture with alpha: JPEG, without it
+            for quality in (80, 60, 40):  # a photo of noise is the worst case: lower the quality to fit
+                out = io.BytesIO()
+                converted.save(out, format="JPEG", quality=quality)
+                if len(out.getvalue()) <= THUMB_BYTES:
+                    break
             return "image/jpeg", out.getvalue()
 
 
