@@ -12,7 +12,7 @@ from agentcell.engine import complete_async
 from agentcell.template import compile_template
 
 matplotlib.use("Agg")
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
 pytestmark = pytest.mark.anyio
 

@@ -86,3 +86,23 @@ async def test_table_helper_picks_rows_and_columns() -> None:
 async def test_plain_values_are_still_their_str() -> None:
     content = _user_content(await _run("n={{ n }} s={{ s }} l={{ l }}\n[[answer]]", n=3, s="x", l=[1, 2]))
     assert content == "n=3 s=x l=[1, 2]"
+
+
+async def test_to_openai_gives_the_standard_content_part_list() -> None:
+    img = Image.new("RGB", (4, 2), "red")
+    script = Script(["ok"])
+    from agentcell.engine import complete_async
+
+    result = await complete_async(compile_template("See {{ img }} now\n[[answer]]"), model=script.model,
+                                  context={"img": img})
+    [user, answer] = result.to_openai()
+    assert answer == {"role": "assistant", "content": "ok"}
+    assert user["role"] == "user"
+    text1, image, text2 = user["content"]
+    assert text1 == {"type": "text", "text": "See "} and text2 == {"type": "text", "text": " now"}
+    assert image["type"] == "image_url"
+    url = image["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    import base64
+
+    assert Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size == (4, 2)

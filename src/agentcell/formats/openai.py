@@ -27,7 +27,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from ..media.content import openai_part, user_media
+from .media_refs import is_media_item, openai_part
 
 OpenAIMessage = dict[str, Any]
 
@@ -74,13 +74,12 @@ def _request_parts(message: ModelRequest, inline_media: bool) -> list[OpenAIMess
 def _user_content(content: Any, inline_media: bool) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
         return content
-    found = [user_media(item) for item in content]
-    if not any(found):  # text only (or parts no reader knows): one string, as before
+    if not any(is_media_item(item) for item in content):  # text only (or parts no reader knows): one string
         return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
     out: list[dict[str, Any]] = []
-    for item, media in zip(content, found, strict=True):
-        if media is not None:
-            out.append(openai_part(media, inline=inline_media))
+    for item in content:
+        if is_media_item(item):
+            out.append(openai_part(item, inline=inline_media))
         else:
             out.append({"type": "text", "text": item if isinstance(item, str) else f"[{type(item).__name__}]"})
     return out

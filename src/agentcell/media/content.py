@@ -6,7 +6,6 @@ The one place agentcell's media become pydantic-ai's and back: a user turn's pie
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -24,7 +23,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from .parts import Media, MediaPart, MediaRef, MediaUrl, media_part
+from ..formats.media_refs import HOLLOW_KEY, hollow_digest
+from .parts import Media, MediaKind, MediaPart, MediaRef, MediaUrl, media_part
 from .sniff import sniff
 
 
@@ -35,8 +35,11 @@ def to_user_content(pieces: Sequence[str | Media]) -> list[UserContent]:
 
 def to_pydantic(media: Media) -> UserContent:
     if isinstance(media, MediaUrl):
-        url_class = {"image": ImageUrl, "document": DocumentUrl, "audio": AudioUrl}[media.media_kind]
-        return url_class(url=media.url)
+        if media.media_kind == "image":
+            return ImageUrl(url=media.url)
+        if media.media_kind == "audio":
+            return AudioUrl(url=media.url)
+        return DocumentUrl(url=media.url)
     return BinaryContent(data=media.data, media_type=media.media_type, identifier=media.digest[:12])
 
 
@@ -44,7 +47,7 @@ def from_pydantic(item: object) -> Media | None:
     """A pydantic-ai content item as agentcell media (`None` for text and other items)."""
     if isinstance(item, BinaryContent):
         found = sniff(item.data)
-        kind = "image" if item.is_image else "audio" if item.is_audio else "document"
+        kind: MediaKind = "image" if item.is_image else "audio" if item.is_audio else "document"
         return media_part(item.data, media_kind=kind, media_type=item.media_type,
                           width=found.width if found else None, height=found.height if found else None,
                           name=item.identifier or "")
@@ -62,7 +65,7 @@ def user_media(item: object) -> Media | None:
     digest = hollow_digest(item)
     if digest is not None:
         assert isinstance(item, BinaryContent)
-        kind = "image" if item.is_image else "audio" if item.is_audio else "document"
+        kind: MediaKind = "image" if item.is_image else "audio" if item.is_audio else "document"
         return MediaPart(data=b"", media_kind=kind, media_type=item.media_type, digest=digest)
     return from_pydantic(item)
 
@@ -99,31 +102,6 @@ def refs(media: Iterable[Media]) -> tuple[MediaRef, ...]:
 
 def is_media(item: object) -> bool:
     return isinstance(item, MediaPart | MediaUrl)
-
-
-REF_SCHEME = "agentcell-media:"
-"""`agentcell-media:<digest>`: where a view's copy of a transcript names an image instead of holding it."""
-_KEY = "agentcell_media"
-
-
-def openai_part(media: Media, *, inline: bool = True) -> dict[str, Any]:
-    """One Chat Completions content part for `media` (`inline=False`: a reference by digest, for views)."""
-    if isinstance(media, MediaUrl):
-        if media.media_kind == "image":
-            return {"type": "image_url", "image_url": {"url": media.url}}
-        return {"type": "text", "text": f"[{media.label}]"}
-    inline = inline and bool(media.data)  # a hollowed part (journal, view) has only its digest
-    data = _data_uri(media) if inline else REF_SCHEME + media.digest
-    if media.media_kind == "image":
-        return {"type": "image_url", "image_url": {"url": data}}
-    if media.media_kind == "audio":
-        raw = base64.b64encode(media.data).decode("ascii") if inline else REF_SCHEME + media.digest
-        return {"type": "input_audio", "input_audio": {"data": raw, "format": media.media_type.split("/")[-1]}}
-    return {"type": "file", "file": {"filename": media.name or "document.pdf", "file_data": data}}
-
-
-def _data_uri(media: MediaPart) -> str:
-    return f"data:{media.media_type};base64,{base64.b64encode(media.data).decode('ascii')}"
 
 
 def hollow_messages(
@@ -168,7 +146,7 @@ def _hollow_part(part: Any, keep: Callable[[MediaPart], None] | None) -> Any:
             assert isinstance(media, MediaPart)
             if keep is not None:
                 keep(media)
-            item = BinaryContent(data=b"", media_type=item.media_type, vendor_metadata={_KEY: media.digest})
+            item = BinaryContent(data=b"", media_type=item.media_type, vendor_metadata={HOLLOW_KEY: media.digest})
         content.append(item)
     return dataclasses.replace(part, content=content)
 
@@ -176,14 +154,40 @@ def _hollow_part(part: Any, keep: Callable[[MediaPart], None] | None) -> Any:
 def _filled(item: Any, load: Callable[[str], bytes | None]) -> Any:
     if not isinstance(item, BinaryContent) or item.data or not isinstance(item.vendor_metadata, dict):
         return item
-    digest = item.vendor_metadata.get(_KEY)
+    digest = item.vendor_metadata.get(HOLLOW_KEY)
     data = load(digest) if isinstance(digest, str) else None
     return item if data is None else BinaryContent(data=data, media_type=item.media_type)
 
 
-def hollow_digest(item: object) -> str | None:
-    """The digest a hollowed `BinaryContent` stands for (`None` for anything else)."""
-    if isinstance(item, BinaryContent) and not item.data and isinstance(item.vendor_metadata, dict):
-        found = item.vendor_metadata.get(_KEY)
-        return found if isinstance(found, str) else None
-    return None
+def estimated_tokens(media: Media) -> int:
+    """About how many input tokens a provider counts for `media` (an image: width × height / 750, as
+    Anthropic documents it, between 85 and 1,600 — providers scale large images down first)."""
+    if isinstance(media, MediaUrl):
+        return 1_000
+    if media.media_kind == "image":
+        if media.width and media.height:
+            return int(min(1_600, max(85, media.width * media.height / 750)))
+        return 1_000
+    return max(1, len(media.data) // 16)
+
+
+def content_chars(content: Sequence[Any]) -> int:
+    """A user prompt's size in characters for the context gauge: text as it is, each part as its tokens × 4
+    (never the length of its bytes' repr)."""
+    total = 0
+    for item in content:
+        if isinstance(item, str):
+            total += len(item)
+            continue
+        media = user_media(item)
+        total += 4 * estimated_tokens(media) if media is not None else len(str(item))
+    return total
+
+
+def content_text(content: Sequence[Any]) -> str:
+    """A user prompt as readable text: each part as `[image: a 640×480 PNG]`."""
+    out = []
+    for item in content:
+        media = None if isinstance(item, str) else user_media(item)
+        out.append(item if isinstance(item, str) else f"[{media.media_kind}: {media.label}]" if media else str(item))
+    return "".join(out)

@@ -54,9 +54,7 @@ def document(source: str | Path, *, allow_private: bool = False) -> MediaPart | 
 
 def audio(source: str | Path, *, allow_private: bool = False) -> MediaPart | MediaUrl:
     """`{{ audio("question.wav") }}`: an audio part."""
-    found = _file(source, "audio", allow_private)
-    assert not isinstance(found, str)
-    return found
+    return _file(source, "audio", allow_private)
 
 
 def table(value: Any, rows: int = ROWS, cols: int | Sequence[str] = COLS, dtypes: bool = False) -> str:
