@@ -120,3 +120,16 @@ def test_ten_million_rows_format_only_the_shown_rows() -> None:
     assert text.splitlines()[-1] == "… 9,999,980 more rows (showing the first 20)"
     assert len(text) < 2_000
     print(f"\n10,000,000-row table rendered in {elapsed * 1000:.1f} ms")
+
+
+async def test_describe_media_sends_a_description_to_a_model_that_cannot_see() -> None:
+    model, calls = _counting_model(ModelProfile(supports_image_input=False))
+    img = Image.new("RGB", (640, 480))
+    result = await complete_async(compile_template("Look {{ photo }}\n[[answer]]"), model=model,
+                                  context={"photo": img}, describe_media="offline:fast")
+    assert result.answer == "ok"
+    [messages] = calls
+    content = messages[-1].parts[-1].content
+    assert not any(getattr(c, "data", None) for c in content)  # no image reached the blind model
+    text = "".join(c if isinstance(c, str) else str(getattr(c, "content", c)) for c in content)
+    assert "I was given a 640×480 PNG." in text  # the offline describer's words, in the image's place

@@ -55,6 +55,15 @@ def check_model_reads(model: Model, media: Sequence[Media], *, slot: str) -> Non
             )
 
 
+def describing(describer: Model | None) -> list[Any] | None:
+    """The run's capabilities for `--describe-media`: pydantic-ai's `FileUnderstanding` with `describer`."""
+    if describer is None:
+        return None
+    from pydantic_ai.capabilities import FileUnderstanding
+
+    return [FileUnderstanding(fallback_subagent_model=describer)]
+
+
 async def announce(
     state: RunState, slot: str, media: Sequence[Media], *, call_id: str | None = None, round: int = 1
 ) -> None:
@@ -93,4 +102,4 @@ async def tool_result(value: Any) -> Any:
     return ToolMedia(text=label, for_model=tool_return(label, [found]), media=(found,))
 
 
-__all__ = ["MediaError", "ToolMedia", "announce", "check_model_reads", "prompt_media", "tool_result"]
+__all__ = ["MediaError", "ToolMedia", "announce", "check_model_reads", "describing", "prompt_media", "tool_result"]

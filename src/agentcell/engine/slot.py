@@ -37,7 +37,7 @@ from .calls import SlotCalls
 from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
-from .media import announce, check_model_reads, prompt_media
+from .media import announce, check_model_reads, describing, prompt_media
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
 from .slotmodel import SlotModel
@@ -168,6 +168,7 @@ class _AgentCall:
                 usage_limits=self.budget.limits,
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
+                capabilities=describing(state.describe_media),
             )
             warn = functools.partial(state.warn, name)
             return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
@@ -203,7 +204,8 @@ def _agent_call(
         calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
-    check_model_reads(model, prompt_media(rendered.turns), slot=name)  # before any request (`media.py`)
+    if state.describe_media is None:  # else pydantic-ai's FileUnderstanding describes what it cannot read
+        check_model_reads(model, prompt_media(rendered.turns), slot=name)  # before any request (`media.py`)
     # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
     # one capability (only with tools, `agents.py`) reads.
     state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
