@@ -64,6 +64,11 @@ _EXPORTS: dict[str, str] = {
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
     "NoEventLoop": "agentcell.errors",
+    "MediaError": "agentcell.errors",
+    "image": "agentcell.media",
+    "document": "agentcell.media",
+    "audio": "agentcell.media",
+    "table": "agentcell.media",
 }
 
 __all__ = [
@@ -108,6 +113,11 @@ __all__ = [
     "static_transcript",
     "stop_all",
     "stream",
+    "MediaError",
+    "image",
+    "document",
+    "audio",
+    "table",
     "tool",
     "unload_ipython_extension",
 ]

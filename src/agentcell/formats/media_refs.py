@@ -47,3 +47,13 @@ def openai_part(item: Any, *, inline: bool = True) -> dict[str, Any]:
     if item.is_audio:
         return {"type": "input_audio", "input_audio": {"data": raw or data, "format": item.media_type.split("/")[-1]}}
     return {"type": "file", "file": {"filename": "document", "file_data": data}}
+
+
+def media_key(item: Any) -> str:
+    """`agentcell-media:<sha256>` for a `BinaryContent` (hollowed or not), the URL for a URL part: how a cassette
+    names a file a request carried (compared on replay; the bytes are never written into the cassette)."""
+    if isinstance(item, BinaryContent):
+        return REF_SCHEME + (hollow_digest(item) or hashlib.sha256(item.data).hexdigest())
+    if isinstance(item, ImageUrl | DocumentUrl | AudioUrl):
+        return item.url
+    return str(item)
