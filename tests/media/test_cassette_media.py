@@ -35,6 +35,6 @@ async def test_an_image_prompt_records_and_replays(tmp_path: Path) -> None:
                                  journal=False)
     assert again.answer == first.answer and "I was given a 40×30 PNG." in again.answer
     blue = Image.new("RGB", (40, 30), "blue")
-    with pytest.raises((ReplayDivergence, RunError), match="differs|diverge"):
+    with pytest.raises((ReplayDivergence, RunError), match=r"differs|diverge"):
         await complete_async(compile_template(SOURCE), model=replay(cassette, delay=0), context={"pic": blue},
                              journal=False)

@@ -39,3 +39,10 @@ async def test_offline_model_describes_a_picture_a_tool_drew() -> None:
                                   model="offline:fast", tools=[draw_chart])
     assert "The tool `draw_chart` returned: “[image: a 320×240 PNG]”." in result.answer
     assert "I was given a 320×240 PNG." in result.answer
+
+
+async def test_a_table_after_text_on_its_line_is_still_counted() -> None:
+    df = pd.DataFrame({"a": range(120), "b": range(120)})
+    result = await complete_async(compile_template("The marks: {{ df }}\n[[answer]]"), model="offline:fast",
+                                  context={"df": df})
+    assert "I was given a table of 120 rows × 2 columns (showing 20)." in result.answer

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .parts import Media
 
-_CAPTION = re.compile(r"^(?:DataFrame|Series): ([\d,]+) rows × ([\d,]+) columns$", re.MULTILINE)
+_CAPTION = re.compile(r"(?:DataFrame|Series): ([\d,]+) rows × ([\d,]+) columns$", re.MULTILINE)
 _MORE = re.compile(r"^… [\d,]+ more rows \(showing the first ([\d,]+)\)$", re.MULTILINE)
 
 
