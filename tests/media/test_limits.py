@@ -57,7 +57,7 @@ async def test_an_image_over_the_byte_cap_is_refused_before_the_request(monkeypa
     monkeypatch.setenv("AGENTCELL_MAX_IMAGE_BYTES", "1000")
     model, calls = _counting_model()
     noise = np.random.default_rng(1).integers(0, 256, size=(64, 64, 3), dtype=np.uint8)
-    with pytest.raises(RunError, match=r"cannot render the prompt of \[\[answer\]\]: ndarray is a 64×64 PNG of "
+    with pytest.raises(RunError, match=r"cannot render the prompt of \[\[answer\]\]: noise is a 64×64 PNG of "
                                        r"0\.0 MB; the limit is 0\.0 MB per image \(AGENTCELL_MAX_IMAGE_BYTES\)"):
         await complete_async(compile_template("Look {{ noise }}\n[[answer]]"), model=model, context={"noise": noise})
     assert calls == []

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .convert import prompt_value
+from .convert import may_be_media, prompt_value
 from .parts import Media
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -36,13 +36,18 @@ class Collector:
         self._context = context
         self._pattern = re.compile(f"{_OPEN}{self.nonce}:(\\d+){_CLOSE}")
 
+    def name_of(self, source: object) -> str:
+        """The context's name for `source` (`{{ fig }}` → `fig`), so a message about it can say which value it
+        was; `""` when it has none (an expression's result)."""
+        if self._context is None or isinstance(source, str):
+            return ""
+        return next((key for key, value in self._context.items() if value is source), "")
+
     def mark(self, media: Media, source: object = None) -> str:
-        """Keep `media` (made from `source`) and return its mark; it is named after the context's name for
-        `source` (`{{ fig }}` → `fig`), so a message about it can say which value it was."""
-        if self._context is not None and source is not None and not isinstance(source, str):
-            name = next((key for key, value in self._context.items() if value is source), None)
-            if name is not None:
-                media = dataclasses.replace(media, name=name)
+        """Keep `media` (made from `source`) and return its mark."""
+        name = self.name_of(source)
+        if name and name != media.name:
+            media = dataclasses.replace(media, name=name)
         self.found.append(media)
         return f"{_OPEN}{self.nonce}:{len(self.found) - 1}{_CLOSE}"
 
@@ -92,12 +97,12 @@ def collecting(context: Mapping[str, Any] | None = None) -> Iterator[Collector]:
 
 def finalize(value: object) -> object:
     """Jinja's `finalize`: every `{{ }}` output passes here before `str()`."""
-    if type(value) in _SCALARS:
+    if type(value) in _SCALARS or not may_be_media(value):  # the common case: a type check, a module name
         return value
-    found = prompt_value(value)
+    collector = _current.get()
+    found = prompt_value(value, name="" if collector is None else collector.name_of(value))
     if found is None or isinstance(found, str):
         return value if found is None else found
-    collector = _current.get()
     if collector is None:  # rendered outside a slot (a quoted option): the label is what fits in a string
         return f"[{found.media_kind}: {found.label}]"
     return collector.mark(found, value)
