@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -61,3 +62,31 @@ async def test_a_dataframe_from_a_tool_is_a_markdown_table() -> None:
     [ret] = [p for p in script.requests[1].messages[-1].parts if isinstance(p, ToolReturnPart)]
     assert ret.content.splitlines()[0] == "DataFrame: 50 rows × 1 columns"
     assert ret.content.splitlines()[-1] == "… 30 more rows (showing the first 20)"
+
+
+async def test_a_tool_picture_is_shown_by_every_view_and_journaled_once(tmp_path: Path) -> None:
+    """The acceptance case end to end: the model reads the picture, the transcript every view reads (the widget's
+    reducer twin, the static view, the lesson) holds its thumbnail, the journal holds its bytes once."""
+    from agentcell.events.json import to_wire
+    from agentcell.render.html import transcript_html
+    from agentcell.render.lesson import lesson_html
+    from agentcell.transcript import Transcript
+
+    picture = Image.effect_noise((300, 200), 40).convert("RGB")
+
+    def plot() -> Image.Image:
+        """Plot it."""
+        return picture
+
+    script = Script([Call("plot", id="p1")], ["A noisy picture."])
+    events = [e async for e in stream(compile_template("Plot it [[answer|use_tools]]"), model=script.model,
+                                      tools=[plot], run_id="tool-pic", journal=tmp_path)]
+    assert events[-1].result.status == "completed"
+    [image] = [c for p in script.requests[1].messages[-1].parts if isinstance(p, UserPromptPart)
+               for c in p.content if isinstance(c, BinaryContent)]
+    transcript = Transcript.from_wire([to_wire(e, t=i / 100) for i, e in enumerate(events)])
+    [item] = [it for r in transcript.slots["answer"].rounds.values() for it in r.items if it["type"] == "media"]
+    assert item["call_id"] == "p1" and item["thumb"].startswith("data:image/jpeg;base64,")
+    assert f'src="{item["thumb"]}"' in transcript_html(transcript)
+    assert f'src="{item["thumb"]}"' in lesson_html([("tool-pic", transcript)])
+    assert [f.read_bytes() for f in (tmp_path / "tool-pic.media").iterdir()] == [image.data]
