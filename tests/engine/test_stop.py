@@ -234,7 +234,8 @@ async def test_cancelling_the_task_iterating_stream_stops_the_run() -> None:
 async def test_stop_from_another_thread() -> None:
     script = Script(["a", Sleep(10), "b"])
     run = start_run(template(slot("answer")), model=script.model)
-    await asyncio.sleep(0.05)
+    # The model request must be in flight (a fixed 50 ms sleep raced the run's first-event work on a loaded machine).
+    assert await eventually(lambda: bool(script.requests))
     thread = threading.Thread(target=run.cancel)
     thread.start()
     thread.join()
