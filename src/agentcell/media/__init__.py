@@ -2,8 +2,9 @@
 
 The value layer's one owner of "how a notebook value goes to the model": `convert.prompt_value`
 decides, `marks` keeps template order, `content` speaks pydantic-ai, `thumbs` makes the small pictures
-every view shows, `store` keeps each image once by digest. pandas, Pillow and matplotlib are never
-imported here; a value's own methods import them, when such a value appears.
+every view shows (the journal keeps each image once by digest: `journal/media.py`). pandas and matplotlib
+are never imported here (a value's own methods do, when such a value appears); Pillow only to make the
+thumbnail of a large image.
 """
 
 from __future__ import annotations
