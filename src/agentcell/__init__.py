@@ -68,6 +68,11 @@ _EXPORTS: dict[str, str] = {
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
     "NoEventLoop": "agentcell.errors",
+    "MediaError": "agentcell.errors",
+    "image": "agentcell.media",
+    "document": "agentcell.media",
+    "audio": "agentcell.media",
+    "table": "agentcell.media",
 }
 
 __all__ = [
@@ -82,6 +87,7 @@ __all__ = [
     "ForkError",
     "Halted",
     "LLMCredentials",
+    "MediaError",
     "ModelConfigError",
     "NoEventLoop",
     "ProviderError",
@@ -98,12 +104,15 @@ __all__ = [
     "UndefinedVariableError",
     "__version__",
     "action",
+    "audio",
     "compare",
     "compile_template",
     "complete",
     "complete_async",
     "complete_incremental_async",
     "diff",
+    "document",
+    "image",
     "load_ipython_extension",
     "map",
     "offline_model",
@@ -116,6 +125,7 @@ __all__ = [
     "static_transcript",
     "stop_all",
     "stream",
+    "table",
     "tool",
     "unload_ipython_extension",
 ]

@@ -103,6 +103,11 @@ class TemplateRenderError(AgentcellError):
     """Rendering a slot's prompt failed at run time (the Jinja expression itself raised)."""
 
 
+class MediaError(AgentcellError):
+    """A value handed to the model as an image, a document or audio cannot be sent: a file that is not what its
+    name says, a size over the limit, a URL to a private address, a model that cannot read it."""
+
+
 class ToolDefinitionError(AgentcellError):
     """A callable cannot be exposed as a tool."""
 

@@ -126,6 +126,10 @@ class RunOptions:
     now: datetime | None = None
     """The run's reference time for `date`/`datetime`/… slots ("next Tuesday"); `None`: the clock when the run
     starts, in the kernel's time zone (a resumed run keeps its first)."""
+    describe_media: str | Model | None = None
+    """A model that describes the images, documents and audio a slot's model cannot read (pydantic-ai's
+    `FileUnderstanding`: the description goes in the file's place); `None`: such a prompt is refused, in one
+    sentence, before its request (`%%agent --describe-media MODEL`)."""
 
 
 # The keyword forms of `RunOptions`, in groups by which surfaces take them (a TypedDict cannot narrow a
@@ -153,6 +157,7 @@ class _EveryRunKeywords(TypedDict, total=False):
     compaction: Compaction | None
     journal: JournalOption
     now: datetime | None
+    describe_media: str | Model | None
 
 
 class _ApproveKeyword(TypedDict, total=False):

@@ -36,6 +36,16 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "workers: 2",
         "same values on Dask: True",
     ],
+    "data-and-plots.ipynb": [
+        "DataFrame: 5,000 rows × 3 columns\n| day | store | sales |\n… 4,980 more rows (showing the first 20)",
+        "I was given a table of 5,000 rows × 3 columns (showing 20).",
+        "| *str* | *float64* |",
+        "… 4,997 more rows (showing the first 3)\n… 1 more columns (showing 2)",
+        "['text', 'image_url', 'text']\nI was given a 640×480 PNG.",
+        "1 tool call\nThe tool `draw_chart` returned: “[image: a 320×240 PNG]”.\nI was given a 320×240 PNG.",
+        "failed: the prompt of [[answer]] holds {{ fig }}, a 640×480 PNG, and the model 'text-only' does not accept "
+        "images",
+    ],
     "quickstart.ipynb": [
         "widget bundle: ok",
         "status: stopped",
@@ -45,6 +55,7 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         ("user: # The question Who leads PSYC605?", "assistant: calls lookup_module"),
         ("assistant: calls lookup_module", "tool: Cognition and Emotion, led by Dr Ada Byron"),
         "offline:fast: 2 request(s), 1 tool call(s)\nguesser: 1 request(s), 0 tool call(s)",  # 7. compare
+        "I was given a 640×480 PNG and a table of 120 rows × 2 columns (showing 20).",
     ],
     "tool-calling-workshop.ipynb": [
         "lookup_module(module_code: string)   [readonly]\n    Look a module up by its code. Returns its title and who leads it.",

@@ -1,6 +1,7 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
 import { h, preBlock } from "./dom.js";
+import { renderMedia } from "./media.js";
 import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
@@ -256,6 +257,8 @@ const RENDER = {
         : null,
     );
   },
+
+  media: renderMedia,
 
   resumed(item) {
     if (item.forked_from != null) {

@@ -83,6 +83,7 @@ export function createState() {
     extra: {}, // fields of processing_complete we do not know (e.g. the exact transcript)
     segment: 1, // run_resumed.segment: 2 after the first resume…
     context: null, // latest context_updated: {used, window, fraction, request, slot}
+    thumbs: new Map(), // digest -> thumbnail data URI (media_added sends each once); not in the JSON
   };
 }
 

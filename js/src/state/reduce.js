@@ -3,11 +3,12 @@
 // thrown on.
 import { addItem, createState, emptyUsage, evRound, getSlot, MAX_UNKNOWN, PAYLOAD_KINDS, TERMINAL } from "./core.js";
 import { LONG_RUN_HANDLERS } from "./long-runs.js";
+import { MEDIA_HANDLERS } from "./media.js";
 import { RUN_HANDLERS } from "./run.js";
 import { SLOT_HANDLERS } from "./slots.js";
 import { TOOL_HANDLERS } from "./tools.js";
 
-const HANDLERS = { ...RUN_HANDLERS, ...SLOT_HANDLERS, ...TOOL_HANDLERS, ...LONG_RUN_HANDLERS };
+const HANDLERS = { ...RUN_HANDLERS, ...SLOT_HANDLERS, ...TOOL_HANDLERS, ...LONG_RUN_HANDLERS, ...MEDIA_HANDLERS };
 
 export const KNOWN_KINDS = Object.freeze([...Object.keys(HANDLERS)]);
 

@@ -6,11 +6,19 @@ export function messageText(m) {
   if (!m || typeof m !== "object") return String(m ?? "");
   const parts = [];
   if (typeof m.content === "string") parts.push(m.content);
-  else if (Array.isArray(m.content)) parts.push(m.content.map((c) => (typeof c?.text === "string" ? c.text : JSON.stringify(c))).join("\n"));
+  else if (Array.isArray(m.content)) parts.push(m.content.map(partText).join("\n"));
   for (const c of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
     parts.push(`${c?.function?.name ?? "?"}(${c?.function?.arguments ?? ""})`);
   }
   return parts.filter(Boolean).join("\n");
+}
+
+/** A content part that is not text (an image, a file, audio): its label (`_parts_text` in render/teaching/view.py). */
+const PART_LABELS = { image_url: "[image]", file: "[document]", input_audio: "[audio]" };
+
+function partText(c) {
+  if (typeof c?.text === "string") return c.text;
+  return PART_LABELS[c?.type] ?? JSON.stringify(c);
 }
 
 /** Rough tokens of a text (4 characters a token): shown with "~", never as the provider's count. */

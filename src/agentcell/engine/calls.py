@@ -26,6 +26,7 @@ from pydantic_core import to_jsonable_python
 from ..events import ToolCompleted, ToolStarted
 from ..tools import ToolPolicy
 from .budget import SlotBudget
+from .media import ToolMedia, announce, tool_result
 from .results import convert_result
 from .state import RunState, SlotEnded
 from .toolbox import foreign_policy, offered_tool
@@ -42,7 +43,10 @@ def _canonical(value: Any) -> str:
 
 
 def _converted(value: Any) -> Outcome:
-    """The tool's value made JSON-safe, bounded and valid UTF-8 (`results.py`), before the call is shown done."""
+    """The tool's value made JSON-safe, bounded and valid UTF-8 (`results.py`), before the call is shown done;
+    a picture or a table was already made what the model reads (`media.py`)."""
+    if isinstance(value, ToolMedia):
+        return Outcome(ok=True, value=value.for_model, text=value.text, media=value.media)
     result = convert_result(value)
     return Outcome(ok=True, value=result.value, text=result.text, replaced=result.replaced)
 
@@ -166,6 +170,8 @@ class SlotCalls:
                 round=step,
             )
         )
+        if outcome.media:
+            await announce(self._state, self._slot, outcome.media, call_id=call_id, round=step)
         if outcome.replaced:
             self._state.warn(
                 self._slot,
@@ -208,7 +214,10 @@ class SlotCalls:
             return await asyncio.shield(shared), True
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._cache[key] = future
-        call = execute(name, run, timeout=policy.timeout, convert=_converted)
+        async def run_then_media() -> Any:
+            return await tool_result(await run())
+
+        call = execute(name, run_then_media, timeout=policy.timeout, convert=_converted)
         try:
             outcome = await run_isolated(name, call, warn=functools.partial(self._state.warn, self._slot))
         except (ApprovalRequired, CallDeferred) as deferred:  # an identical call waiting on this one is deferred too

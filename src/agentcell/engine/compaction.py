@@ -32,6 +32,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
+from ..media.content import content_text
 from ..options import DEFAULT_COMPACTION as DEFAULT_COMPACTION
 from ..options import Compaction as Compaction
 from .contain import PROCESS_EXITS, Escaped
@@ -101,7 +102,7 @@ def transcript_text(messages: Sequence[ModelMessage], *, tool_result_chars: int 
     for message in messages:
         for part in message.parts:
             if isinstance(part, UserPromptPart):
-                lines.append(f"User: {part.content if isinstance(part.content, str) else str(part.content)}")
+                lines.append(f"User: {part.content if isinstance(part.content, str) else content_text(part.content)}")
             elif isinstance(part, SystemPromptPart):
                 lines.append(f"System: {part.content}")
             elif isinstance(part, TextPart):

@@ -24,6 +24,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from ..media.content import content_chars
+
 DEFAULT_WINDOW = 128_000
 """The window assumed for a model this table does not know (pass `context_window=` to say)."""
 
@@ -84,7 +86,7 @@ def message_chars(messages: Sequence[ModelMessage]) -> int:
 
 def _part_chars(part: object) -> int:
     if isinstance(part, UserPromptPart):
-        return len(part.content) if isinstance(part.content, str) else len(str(part.content))
+        return len(part.content) if isinstance(part.content, str) else content_chars(part.content)
     if isinstance(part, SystemPromptPart | TextPart | ThinkingPart):
         return len(part.content)
     if isinstance(part, ToolCallPart):

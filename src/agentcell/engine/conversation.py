@@ -16,10 +16,17 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextPart,
     ToolReturnPart,
+    UserContent,
     UserPromptPart,
 )
 
+from ..media.content import to_user_content
 from ..template.program import RenderedSlot, Turn
+
+
+def turn_content(turn: Turn) -> str | list[UserContent]:
+    """What the model gets for a user turn: its text, or its text and media parts in template order."""
+    return to_user_content(turn.parts) if turn.parts else turn.text
 
 
 def turn_messages(turns: Sequence[Turn]) -> list[ModelMessage]:
@@ -29,20 +36,22 @@ def turn_messages(turns: Sequence[Turn]) -> list[ModelMessage]:
         if turn.role == "assistant":
             messages.append(ModelResponse(parts=[TextPart(turn.text)]))
         elif messages and isinstance(messages[-1], ModelRequest):
-            messages[-1] = ModelRequest(parts=[*messages[-1].parts, UserPromptPart(turn.text)])
+            messages[-1] = ModelRequest(parts=[*messages[-1].parts, UserPromptPart(turn_content(turn))])
         else:
-            messages.append(ModelRequest(parts=[UserPromptPart(turn.text)]))
+            messages.append(ModelRequest(parts=[UserPromptPart(turn_content(turn))]))
     return messages
 
 
-def split_turns(history: Sequence[ModelMessage], turns: Sequence[Turn]) -> tuple[str, list[ModelMessage]]:
+def split_turns(
+    history: Sequence[ModelMessage], turns: Sequence[Turn]
+) -> tuple[str | list[UserContent], list[ModelMessage]]:
     """`(prompt, message_history)` for a slot: its last user turn is the prompt.
 
     A slot with no user text of its own (two adjacent slots) is prompted with an empty user turn so
     the request still ends with the user speaking, as every provider expects.
     """
     if turns and turns[-1].role == "user":
-        return turns[-1].text, [*history, *turn_messages(turns[:-1])]
+        return turn_content(turns[-1]), [*history, *turn_messages(turns[:-1])]
     return "", [*history, *turn_messages(turns)]
 
 

@@ -33,6 +33,7 @@ from ..events import (
     Usage,
 )
 from ..formats.openai import to_openai
+from ..media.content import hollow_messages
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -160,7 +161,8 @@ def _clipped(item: dict[str, Any]) -> dict[str, Any]:
 def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
     """`messages` as pydantic-ai's own JSON, each part's long `content` clipped like the OpenAI shape."""
     out = []
-    for message in ModelMessagesTypeAdapter.dump_python(messages, mode="json"):
+    # An image travels to the views once, as a `MediaAdded` thumbnail; here it is named by its digest.
+    for message in ModelMessagesTypeAdapter.dump_python(hollow_messages(messages), mode="json"):
         out.append({**message, "parts": [_clipped(part) for part in message.get("parts", [])]})
     return tuple(out)
 
@@ -255,11 +257,11 @@ class SlotRequests:
         if seen and len(messages) >= seen and messages[seen - 1] is self._last_seen:
             # Only the messages added since the previous request are converted (no O(n²) per run).
             fresh = messages[seen:]
-            new = to_openai(fresh, system=self._system)
+            new = to_openai(fresh, system=self._system, inline_media=False)
             offset = self._shown
         else:  # the first request, or compaction rewrote the history: send it whole again
             fresh = messages
-            new, offset = to_openai(messages), 0
+            new, offset = to_openai(messages, inline_media=False), 0
         self._seen, self._last_seen = len(messages), messages[-1] if messages else None
         self._shown = offset + len(new)
         self._system = next((m["content"] for m in reversed(new) if m["role"] == "system"), self._system)

@@ -123,6 +123,8 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
     compaction = options.compaction
     if compaction is not None and compaction.model is not None:
         resolve_model(compaction.model)  # a bad summarizer fails now, not at the first compaction
+    if options.describe_media is not None:
+        resolve_model(options.describe_media)  # a bad describer too, not at the first image
     return Prepared(setup)
 
 
@@ -205,6 +207,7 @@ def _launch(
         journal=sink.journal,
         reference_time=_reference(options.now, resume),
         agents=setup.agents,
+        describe_media=_describer(setup.options),
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
@@ -380,3 +383,8 @@ def _compile(template: Template | str) -> Template:
     from ..template import compile_template  # late: only string templates need the compiler (and jinja2)
 
     return compile_template(template)
+
+
+def _describer(options: RunOptions) -> Any:
+    """The `describe_media` model, resolved (`None`: prompts a model cannot read are refused)."""
+    return None if options.describe_media is None else resolve_model(options.describe_media).model

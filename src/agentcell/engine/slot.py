@@ -17,10 +17,11 @@ from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
+from ..errors import MediaError
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
@@ -36,6 +37,7 @@ from .calls import SlotCalls
 from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
+from .media import announce, check_model_reads, describing, prompt_media
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
 from .slotmodel import SlotModel
@@ -93,6 +95,7 @@ async def run_slot(
     call: _AgentCall | None = None
     try:
         call = _agent_call(state, spec, rendered, history, stream, tuple(resume), output)
+        await announce(state, name, prompt_media(rendered.turns))
         result = await call.run()
     except UsageLimitExceeded as exc:
         _fail(state, stream, call, "budget_exhausted", exhausted_message(name, exc), None)
@@ -137,7 +140,7 @@ class _AgentCall:
     output_type: Any
     """`None` for free text (the agent's `str`), else the typed slot's one-field model."""
     instructions: str | None
-    prompt: str | None
+    prompt: str | list[UserContent] | None
     past: list[ModelMessage]
     budget: SlotBudget
     requests: SlotRequests
@@ -165,6 +168,7 @@ class _AgentCall:
                 usage_limits=self.budget.limits,
                 event_stream_handler=self.stream,
                 model_settings=self.settings,
+                capabilities=describing(state.describe_media),
             )
             warn = functools.partial(state.warn, name)
             return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
@@ -200,6 +204,8 @@ def _agent_call(
         calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
         tools = [entry.tool for entry in entries.values()]
     model = state.model.model if options.model is None else resolve_model(options.model).model
+    if state.describe_media is None:  # else pydantic-ai's FileUnderstanding describes what it cannot read
+        check_model_reads(model, prompt_media(rendered.turns), slot=name)  # before any request (`media.py`)
     # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
     # one capability (only with tools, `agents.py`) reads.
     state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
@@ -214,7 +220,7 @@ def _agent_call(
         answers=answers,
     )
     validate = None if output.check is None else _validator(output.check, stream)
-    prompt: str | None
+    prompt: str | list[UserContent] | None
     prompt, past = split_turns(history, rendered.turns)
     if resume:  # the slot's own finished rounds go on as history that counts as its record
         prompt, past = None, [*past, *resume]
@@ -237,6 +243,8 @@ def _agent_call(
 
 def _failure(slot: str, exc: BaseException) -> str:
     """What a slot that failed says: the exception, or for spent retries, which budget ran out and how to raise it."""
+    if isinstance(exc, MediaError):
+        return str(exc)  # already the one sentence naming the value and the slot
     if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
         fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
         return (

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
@@ -126,6 +127,10 @@ class RunState:
     secrets: KnownSecrets = field(default_factory=KnownSecrets)
     """The credentials of the run's models (each slot adds its model's), masked in the run's own text:
     the responses' parts (`slotmodel.py`), the answers, the streamed deltas (`setup.py`'s sink)."""
+    media_shown: set[str] = field(default_factory=set)
+    """Digests of the images whose thumbnail the run has sent (`MediaAdded`: each travels once)."""
+    describe_media: Model | None = None
+    """Describes the media a slot's model cannot read (`RunOptions.describe_media`); `None`: refuse them."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

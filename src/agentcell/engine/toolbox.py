@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -111,13 +112,17 @@ def _from_callable(fn: Callable[..., Any]) -> ToolEntry:
         raise ToolDefinitionError(f"{fn!r} is not callable and cannot be a tool")
     policy = policy_of(fn) or ToolPolicy()
     try:
-        tool: Tool[Any] = Tool(
-            fn,
-            name=policy.name,
-            requires_approval=policy.approve,
-            sequential=policy.sequential,
-            metadata={"readonly": policy.readonly},
-        )
+        with warnings.catch_warnings():
+            # `-> Figure`, `-> Image.Image`, `-> pd.DataFrame`: pydantic-ai has no schema for the return type and
+            # warns; the engine sends such a value as a picture or a table (`media.py`), so there is nothing to fix.
+            warnings.filterwarnings("ignore", "Could not generate return schema", UserWarning)
+            tool: Tool[Any] = Tool(
+                fn,
+                name=policy.name,
+                requires_approval=policy.approve,
+                sequential=policy.sequential,
+                metadata={"readonly": policy.readonly},
+            )
     except (UserError, TypeError, ValueError, NameError) as exc:
         raise ToolDefinitionError(f"cannot turn {fn!r} into a tool: {exc}") from exc
     _run_sync_in_thread(tool)

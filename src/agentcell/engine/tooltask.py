@@ -42,6 +42,8 @@ class Outcome:
     """Lone surrogates replaced in the result (see `results.py`)."""
     fatal: str | None = None
     """The tool asked the process to stop (`SystemExit`, `KeyboardInterrupt`): the run ends `failed` with this."""
+    media: tuple[Any, ...] = ()
+    """Images (documents, audio) the result carries to the model (`engine/media.py`), shown in the tool card."""
 
 
 async def execute(

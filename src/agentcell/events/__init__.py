@@ -36,6 +36,9 @@ from .run import (
     Limits as Limits,
 )
 from .run import (
+    MediaAdded as MediaAdded,
+)
+from .run import (
     ModelRequestSent as ModelRequestSent,
 )
 from .run import (

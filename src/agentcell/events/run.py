@@ -21,6 +21,7 @@ from ..usage import Limits as Limits
 from ..usage import RunStatus as RunStatus
 from ..usage import Usage as Usage
 from .aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
+from .media import MediaAdded as MediaAdded
 
 # Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching.py`.
 from .teaching import HttpExchange as HttpExchange
@@ -380,5 +381,6 @@ Event: TypeAlias = (
     | ModelRequestSent
     | ModelResponseReceived
     | HttpExchange
+    | MediaAdded
 )
 """Every event a run can yield."""

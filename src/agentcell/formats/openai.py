@@ -2,7 +2,9 @@
 
 pydantic-ai has no public converter (issues #1942, #5940), and the widget's export and workshops want
 the transcript in the shape most readers know. The mapping is lossy on purpose: thinking and
-provider-native tool traffic are dropped, and multimodal user content is reduced to its text.
+provider-native tool traffic are dropped. A user message with images, documents or audio is the standard
+content-part list (`text`, `image_url` with a `data:` URI, `file`, `input_audio`); views ask for
+`inline_media=False` and get `agentcell-media:<digest>` references instead of the bytes.
 
 The one converter: `RunResult.to_openai()` and the engine's teaching events (`ModelRequestSent`) both
 use it, so it sits in the values layer below `result.py`.
@@ -25,14 +27,19 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from .media_refs import is_media_item, openai_part
+
 OpenAIMessage = dict[str, Any]
 
 
-def to_openai(messages: Iterable[ModelMessage], *, system: str | None = None) -> list[OpenAIMessage]:
+def to_openai(
+    messages: Iterable[ModelMessage], *, system: str | None = None, inline_media: bool = True
+) -> list[OpenAIMessage]:
     """Convert a pydantic-ai transcript to a Chat Completions `messages` list.
 
     `system` is the instructions already in force before `messages` (when converting a tail of a
-    longer transcript), so they are not emitted again.
+    longer transcript), so they are not emitted again. `inline_media=False`: media parts name their
+    digest (`agentcell-media:…`) instead of carrying their bytes (what the views are sent).
     """
     out: list[OpenAIMessage] = []
     for message in messages:
@@ -41,19 +48,19 @@ def to_openai(messages: Iterable[ModelMessage], *, system: str | None = None) ->
             if message.instructions and message.instructions != system:
                 system = message.instructions
                 out.append({"role": "system", "content": system})
-            out.extend(_request_parts(message))
+            out.extend(_request_parts(message, inline_media))
         elif isinstance(message, ModelResponse):
             out.extend(_response(message))
     return out
 
 
-def _request_parts(message: ModelRequest) -> list[OpenAIMessage]:
+def _request_parts(message: ModelRequest, inline_media: bool) -> list[OpenAIMessage]:
     out: list[OpenAIMessage] = []
     for part in message.parts:
         if isinstance(part, SystemPromptPart):
             out.append({"role": "system", "content": part.content})
         elif isinstance(part, UserPromptPart):
-            out.append({"role": "user", "content": _user_text(part.content)})
+            out.append({"role": "user", "content": _user_content(part.content, inline_media)})
         elif isinstance(part, ToolReturnPart):
             out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response_str()})
         elif isinstance(part, RetryPromptPart):
@@ -64,10 +71,18 @@ def _request_parts(message: ModelRequest) -> list[OpenAIMessage]:
     return out
 
 
-def _user_text(content: Any) -> str:
+def _user_content(content: Any, inline_media: bool) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
         return content
-    return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
+    if not any(is_media_item(item) for item in content):  # text only (or parts no reader knows): one string
+        return "\n".join(item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content)
+    out: list[dict[str, Any]] = []
+    for item in content:
+        if is_media_item(item):
+            out.append(openai_part(item, inline=inline_media))
+        else:
+            out.append({"type": "text", "text": item if isinstance(item, str) else f"[{type(item).__name__}]"})
+    return out
 
 
 def _response(message: ModelResponse) -> list[OpenAIMessage]:

@@ -27,6 +27,7 @@ from ..errors import AgentcellError, JournalWarning
 from ..events import Event, ProcessingComplete, RequestCompleted, RunStarted, RunStatus, Usage, UsageUpdated
 from ..result import RunResult
 from ..transcript import Transcript
+from .media import filled, filled_result
 from .paths import journal_path
 from .writer import event_adapter
 
@@ -118,7 +119,7 @@ def load(run_id: str, *, path: str | os.PathLike[str] | None = None) -> JournalR
         raise AgentcellError(f"no journal for run {run_id!r} at {file} (was it journaled? pass path=...)") from None
     except OSError as exc:
         raise AgentcellError(f"cannot read the journal of run {run_id!r} at {file}: {exc}") from None
-    reader = _Reader()
+    reader = _Reader(file)
     try:
         with handle, _gc_paused():
             for number, line in enumerate(handle, 1):
@@ -153,7 +154,9 @@ def _known_kinds() -> frozenset[str]:
 class _Reader:
     """The rows read so far, row by row."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        """The journal: its images are beside it (`media.py`)."""
         self.events: list[Event] = []
         self.history: tuple[ModelMessage, ...] = ()
         self.slots: dict[str, list[ModelMessage]] = {}
@@ -182,18 +185,20 @@ class _Reader:
     def _apply(self, row: dict[str, Any]) -> None:
         if "event" in row:
             event = event_adapter().validate_python(row["event"])
+            if isinstance(event, ProcessingComplete):
+                event = replace(event, result=filled_result(self.file, event.result))
             self.events.append(event)
             if isinstance(event, RequestCompleted):
                 self._spent = self._spent + event.usage
             elif isinstance(event, UsageUpdated):
                 self._tool_calls = event.usage.tool_calls
         elif "history" in row:
-            self.history = tuple(ModelMessagesTypeAdapter.validate_python(row["history"]))
+            self.history = tuple(filled(self.file, ModelMessagesTypeAdapter.validate_python(row["history"])))
         elif "messages" in row:
             slot, index = row["slot"], row["index"]
             if not isinstance(slot, str) or not isinstance(index, int) or isinstance(index, bool) or index < 0:
                 raise ValueError("a messages row needs a slot name and a position")
-            messages = ModelMessagesTypeAdapter.validate_python(row["messages"])
+            messages = filled(self.file, ModelMessagesTypeAdapter.validate_python(row["messages"]))
             known = self.slots.setdefault(slot, [])
             del known[index:]  # a later row (a resumed segment) rewrites from its index on
             known.extend(messages)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -31,6 +32,7 @@ from ..events.json import wire_fields
 from ..formats.jsonsafe import scrub
 from ..formats.long_strings import messages_long_free, result_long_free
 from ..result import RunResult
+from .media import MediaStore
 from .paths import open_private
 from .rowjson import LongStrings, LongText, dump_pieces
 
@@ -96,6 +98,8 @@ class Journal:
         """A text delta row's JSON up to its text, by run, slot, round and kind."""
         self.writes = 0
         """Batches written so far (tests read it: one per batch, not one per row)."""
+        self.media = MediaStore(path)
+        """Each image of the run, once, beside the file (`media.py`); the rows hold references."""
 
     def event(self, event: Event, *, long_free: bool | None = None) -> None:
         """Append one event (`long_free`: whether no string of it is long, when the caller knows)."""
@@ -104,7 +108,10 @@ class Journal:
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
         else:
             free = _long_free(event, long_free)
-            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event, long_free=free)))
+            if isinstance(event, ProcessingComplete):
+                event = dataclasses.replace(event, result=self.media.hollow_result(event.result))
+            stored = event
+            self._row(lambda: (b'"event":', *self._dump(event_adapter(), stored, long_free=free)))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
@@ -124,6 +131,7 @@ class Journal:
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
+        messages = self.media.hollow(messages)
         self._row(
             lambda: (b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index,
                      *self._dump(ModelMessagesTypeAdapter, list(messages), long_free=messages_long_free(messages)))
@@ -131,6 +139,7 @@ class Journal:
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
+        messages = self.media.hollow(messages)
         self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages),
                                                         long_free=messages_long_free(messages))))
 

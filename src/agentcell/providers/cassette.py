@@ -53,6 +53,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from ..errors import ModelConfigError, ReplayDivergence
+from ..formats.media_refs import is_media_item, media_key
 from .hooks import current_scope
 
 CASSETTE_VERSION = 1
@@ -138,7 +139,9 @@ def sent_parts(messages: list[ModelMessage]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for part in last.parts if last is not None else ():
         if isinstance(part, UserPromptPart):
-            text = part.content if isinstance(part.content, str) else json.dumps(part.content, default=str)
+            # An image is named by its digest (the cassette stays small and replay compares the same image).
+            text = part.content if isinstance(part.content, str) else json.dumps(
+                [c if isinstance(c, str) else media_key(c) if is_media_item(c) else str(c) for c in part.content])
             out.append({"kind": "prompt", "content": text})
         elif isinstance(part, ToolReturnPart):
             out.append({"kind": "tool_return", "tool": part.tool_name, "content": part.model_response_str()})

@@ -40,6 +40,8 @@ from pydantic_ai.models.function import (
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.tools import ToolDefinition
 
+from ..media.content import media_in
+from ..media.describe import given_sentence
 from ..options import HINT_STYLE
 
 OFFLINE_NAME = "offline"
@@ -92,7 +94,8 @@ class _OfflineScript:
             yield {0: DeltaToolCall(name=out.name, json_args=answer, tool_call_id="offline_output")}
             return
         yield {99: DeltaThinkingPart(content="No real model is attached, so I will describe what I see.")}
-        for word in _answer(prompt, returns, unfilled=unfilled).split(" "):
+        given = _given(messages, prompt, returns)
+        for word in _answer(prompt, returns, unfilled=unfilled, given=given).split(" "):
             await self._pause(1)
             yield word + " "
 
@@ -118,24 +121,42 @@ class _OfflineScript:
             await asyncio.sleep(self.delay * words)
 
 
+def _is_prompt(message: ModelMessage) -> bool:
+    """A request the user's prompt is in (not tool results, whose pictures also ride in a user part)."""
+    return isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts) and not any(
+        isinstance(p, ToolReturnPart | RetryPromptPart) for p in message.parts)
+
+
 def _last_prompt(messages: list[ModelMessage]) -> str:
     for message in reversed(messages):
-        if isinstance(message, ModelRequest):
+        if _is_prompt(message):
             texts = [p.content for p in message.parts if isinstance(p, UserPromptPart)]
-            if texts:
-                return "\n".join(t if isinstance(t, str) else str(t) for t in texts)
+            # Text only: an image part's bytes are no prompt (it is described by `_given`).
+            return "\n".join(t if isinstance(t, str) else " ".join(c for c in t if isinstance(c, str)) for t in texts)
     return ""
+
+
+def _since_prompt(messages: list[ModelMessage]) -> list[ModelRequest]:
+    found: list[ModelRequest] = []
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            found.append(message)
+            if _is_prompt(message):
+                break
+    return found[::-1]
 
 
 def _tool_returns_since_prompt(messages: list[ModelMessage]) -> list[ToolReturnPart | RetryPromptPart]:
     found: list[ToolReturnPart | RetryPromptPart] = []
-    for message in reversed(messages):
-        if not isinstance(message, ModelRequest):
-            continue
+    for message in reversed(_since_prompt(messages)):
         found.extend(p for p in message.parts if isinstance(p, ToolReturnPart | RetryPromptPart))
-        if any(isinstance(p, UserPromptPart) for p in message.parts):
-            break
     return found
+
+
+def _given(messages: list[ModelMessage], prompt: str, returns: list[ToolReturnPart | RetryPromptPart]) -> str | None:
+    """"I was given a 640×480 PNG and a table of …": the pictures and tables of the prompt and the tool results."""
+    texts = [prompt, *(r.model_response_str() for r in returns if isinstance(r, ToolReturnPart))]
+    return given_sentence(media_in(_since_prompt(messages)), texts)
 
 
 def _relevance(tool: ToolDefinition, words: set[str]) -> int:
@@ -260,7 +281,11 @@ def _switch_hint() -> str:
 
 
 def _answer(
-    prompt: str, returns: list[ToolReturnPart | RetryPromptPart], *, unfilled: tuple[str, str] | None = None
+    prompt: str,
+    returns: list[ToolReturnPart | RetryPromptPart],
+    *,
+    unfilled: tuple[str, str] | None = None,
+    given: str | None = None,
 ) -> str:
     shown = " ".join(prompt.split())
     if len(shown) > 160:
@@ -269,6 +294,8 @@ def _answer(
         "This answer comes from agentcell's offline model, which runs without a key or a network.",
         f"It read your prompt: “{shown}”." if shown else "It received an empty prompt.",
     ]
+    if given is not None:
+        parts.append(given)
     if unfilled is not None:
         tool, argument = unfilled
         parts.append(f"It did not call `{tool}`: nothing in the prompt fills its required argument `{argument}`, "

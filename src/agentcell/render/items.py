@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 from ..labels import label, retract_label
 from ..transcript import ApprovalItem, Item, ToolItem
+from ..transcript.items import MediaItem
 
 LONG = 600
 """Tool results (and arguments) longer than this many characters are collapsed."""
@@ -60,6 +62,28 @@ def _tool(item: ToolItem, *, ended: bool) -> str:
         out.append(pre(str(item["result"] or ""), label("result")))
     out.append("</div>")
     return "".join(out)
+
+
+THUMB_CHARS = 96 * 1024
+"""Longest thumbnail `data:` URI a static page embeds (the kernel makes them at most 64 KB of image)."""
+_THUMB = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+")
+
+
+def media_caption(item: MediaItem) -> str:
+    name = f" ({item['name']})" if item["name"] else ""
+    where = "in the tool's result" if item["call_id"] is not None else "with the prompt"
+    return f"{item['label'] or item['media_kind'] or 'media'}{name} — sent {where}"
+
+
+def _media(item: MediaItem) -> str:
+    """The thumbnail as an embedded `data:` URI (never a URL to fetch: the page works offline), and its caption."""
+    thumb = item["thumb"]
+    caption = media_caption(item)
+    picture = ""
+    if isinstance(thumb, str) and len(thumb) <= THUMB_CHARS and _THUMB.fullmatch(thumb):
+        picture = f'<img class="ac-thumb" src="{e(thumb)}" alt="{e(caption)}" style="max-width:160px;max-height:120px">'
+    return (f'<figure class="ac-media" data-item="media">{picture}'
+            f'<figcaption class="ac-muted">{e(caption)}</figcaption></figure>')
 
 
 def _approval(item: ApprovalItem) -> str:
@@ -124,6 +148,8 @@ def item_html(item: Item, *, ended: bool) -> str:
             return _tool(item, ended=ended)
         case "approval":
             return _approval(item)
+        case "media":
+            return _media(item)
     kind = item["type"]
     marker = item_text(item)
     css = "ac-error" if kind in ("warning", "guard") else "ac-muted"
@@ -148,5 +174,7 @@ def item_line(item: Item) -> str | None:
             return f"  approval {item['name']}: {outcome}"
         case "narration":
             return f"  ({retract_label(item['reason'])}) {item['text']}"
+        case "media":
+            return f"  [{media_caption(item)}]"
     text = item_text(item)
     return None if text is None else f"  {text}"

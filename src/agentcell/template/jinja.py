@@ -25,6 +25,8 @@ from jinja2 import meta
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ..media.files import HELPERS
+from ..media.marks import finalize
 from .analysis import Analyzer, expression_names, simple_names
 from .frozen import faster_init
 from .nodes import Const, Dynamic, Expression, Text, TextPart
@@ -38,13 +40,18 @@ _REGION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 def make_environment() -> jinja2.Environment:
     """The sandbox every cell renders in: no mutation of values, undefined names are errors.
 
-    One per process: nothing changes it after it is made, and Jinja environments are made to be shared."""
-    return ImmutableSandboxedEnvironment(
+    One per process: nothing changes it after it is made, and Jinja environments are made to be shared.
+    Every `{{ }}` output passes through `media.marks.finalize` (a DataFrame becomes a Markdown table, a
+    figure an image part in place); `image`, `document`, `audio` and `table` are its only globals."""
+    env = ImmutableSandboxedEnvironment(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
         extensions=["jinja2.ext.loopcontrols"],
+        finalize=finalize,
     )
+    env.globals.update(HELPERS)
+    return env
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -77,6 +77,10 @@ class Turn:
 
     role: Literal["user", "assistant"]
     text: str
+    parts: tuple[Any, ...] = ()
+    """The turn's content in order when it holds media (`str` pieces and `agentcell.media` parts: a
+    `{{ fig }}` is an image exactly where it was written); `()` for a text-only turn. `text` is then the
+    readable version, each part shown as `[image: a 640×480 PNG]`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,7 +250,12 @@ def join_turns(first: Sequence[Turn], second: Sequence[Turn]) -> tuple[Turn, ...
     for turn in second:
         if out and out[-1].role == "user" and turn.role == "user":
             text = "\n".join(part for part in (out[-1].text, turn.text) if part)
-            out[-1] = Turn(role="user", text=text)
+            parts: tuple[Any, ...] = ()
+            if out[-1].parts or turn.parts:
+                joined = [p for p in (out[-1].parts or (out[-1].text,)) if p]
+                later = [p for p in (turn.parts or (turn.text,)) if p]
+                parts = (*joined, "\n", *later) if joined and later else (*joined, *later)
+            out[-1] = Turn(role="user", text=text, parts=parts)
         else:
             out.append(turn)
     return tuple(out)

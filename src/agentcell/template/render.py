@@ -16,8 +16,9 @@ import jinja2
 import pydantic
 import typing_extensions
 
-from ..errors import TemplateRenderError
+from ..errors import MediaError, TemplateRenderError
 from ..formats.jsonsafe import scrub_text
+from ..media.marks import Collector, collecting
 from . import options as opts
 from .frozen import faster_init
 from .inline import PlainReads, plain_reads
@@ -97,20 +98,20 @@ class SlotRenderer:
                 attribute) or a `{{ }}` option value does not suit its option.
         """
         values = dict(context)
-        with render_budget():  # bounded: see render_limits.py
+        with render_budget(), collecting(values) as media:  # bounded: see render_limits.py; media: see media/marks.py
             return RenderedSlot(
-                system=self.joined(self.system, values),
-                header=self.joined(self.header, values),
-                turns=self.rendered_turns(values),
+                system=self.joined(self.system, values, media),
+                header=self.joined(self.header, values, media),
+                turns=self.rendered_turns(values, media),
                 options=self.options(values),
             )
 
-    def joined(self, blocks: tuple[CompiledText, ...], values: dict[str, Any]) -> str | None:
-        rendered = [self.text(block, values).strip() for block in blocks]
+    def joined(self, blocks: tuple[CompiledText, ...], values: dict[str, Any], media: Collector) -> str | None:
+        rendered = [media.readable(self.text(block, values)).strip() for block in blocks]
         return "\n\n".join(part for part in rendered if part) or None
 
-    def rendered_turns(self, values: dict[str, Any]) -> tuple[Turn, ...]:
-        turns = list(render_turns(self.turns, values, self.text))
+    def rendered_turns(self, values: dict[str, Any], media: Collector) -> tuple[Turn, ...]:
+        turns = list(resolve_turns(render_turns(self.turns, values, self.text), media))
         if not turns or turns[-1].role != "user":
             # Every slot ends on a user turn; with nothing above it, that turn is empty.
             turns.append(Turn(role="user", text=""))
@@ -216,7 +217,8 @@ class TextRenderer:
 
     def __call__(self, context: Mapping[str, Any], /) -> tuple[Turn, ...]:
         values = dict(context)
-        return render_turns(self.turns, values, self.text)
+        with collecting(values) as media:
+            return resolve_turns(render_turns(self.turns, values, self.text), media)
 
     def text(self, text: CompiledText, values: dict[str, Any]) -> str:
         try:
@@ -244,6 +246,19 @@ def render_turns(
     return tuple(turns)
 
 
+def resolve_turns(turns: tuple[Turn, ...], media: Collector) -> tuple[Turn, ...]:
+    """`turns` with the media marks of this render cut into parts (`media/marks.py`)."""
+    if not media.found:
+        return turns
+    out = []
+    for turn in turns:
+        text, parts = media.resolve(turn.text)
+        if turn.role == "assistant":  # an assistant turn cannot hold an image: its label stands in
+            parts = ()
+        out.append(Turn(role=turn.role, text=text, parts=parts))
+    return tuple(out)
+
+
 def is_output_class(value: object) -> bool:
     """Whether a notebook value can be a slot's type: a pydantic model, a dataclass or a TypedDict."""
     if not isinstance(value, type):
@@ -269,7 +284,7 @@ def _at(name: str, line: int, col: int, message: str) -> str:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, jinja2.UndefinedError):
         return exc.message or "undefined"
-    if isinstance(exc, RenderLimit):
+    if isinstance(exc, RenderLimit | MediaError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
 

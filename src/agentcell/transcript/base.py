@@ -50,6 +50,8 @@ class TranscriptState:
         self.extra: dict[str, Any] = {}
         self.segment = 1
         self.context: ContextGauge | None = None
+        self.thumbs: dict[str, str] = {}
+        """Digest → thumbnail (`media_added` carries it once per image); not part of the JSON."""
 
     def same_run(self, run_id: Any) -> bool:
         return self.run_id is None or run_id in (None, "", MISSING) or run_id == self.run_id

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 from ..usage import RunStatus, is_final
 from .base import MISSING, TranscriptState, thinking, token
-from .items import ApprovalItem, CompactionItem, Item, NarrationItem, RequestItem, ResumedItem, RetryItem, ToolItem
+from .items import ApprovalItem, CompactionItem, Item, MediaItem, NarrationItem, RequestItem, ResumedItem, RetryItem, ToolItem
 from .model import Slot, is_num, js_str, json_text, norm_usage, num, truthy, usage_delta
 from .pieces import Pieces
 
@@ -319,6 +319,21 @@ def request_completed(tr: TranscriptState, ev: Ev) -> None:
     tr.add_item(ev.get("slot"), item, round_no)
 
 
+def media_added(tr: TranscriptState, ev: Ev) -> None:
+    ref = ev.get("media")
+    ref = ref if isinstance(ref, dict) else {}
+    digest = _s(ref, "digest")
+    thumb = ev.get("thumb")
+    if isinstance(thumb, str) and thumb.startswith("data:image/"):
+        tr.thumbs[digest] = thumb  # sent with the image's first event only: later ones find it here
+    call_id = ev.get("call_id")
+    item: MediaItem = {"type": "media", "call_id": call_id, "digest": digest, "media_kind": _s(ref, "media_kind"),
+                       "media_type": _s(ref, "media_type"), "width": ref.get("width"), "height": ref.get("height"),
+                       "name": _s(ref, "name"), "label": _s(ev, "label"), "thumb": tr.thumbs.get(digest, "")}
+    slot = tr.slot(ev.get("slot"))
+    tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
+
+
 def processing_complete(tr: TranscriptState, ev: Ev) -> None:
     tr.ended = True
     tr.status = _final(ev.get("status"))
@@ -346,6 +361,6 @@ HANDLERS: dict[str, Callable[[TranscriptState, Ev], None]] = {
     for fn in (run_started, slot_started, token_delta, thinking_delta, slot_retracted, tool_started,
                tool_completed, approval_requested, approval_resolved, retrying, usage_updated, run_warning,
                guard_tripped, checkpoint_reached, slot_completed, slot_failed, run_resumed, context_updated,
-               compaction_started, compaction_finished, request_completed, processing_complete)
+               compaction_started, compaction_finished, request_completed, media_added, processing_complete)
 }
 """Event kind → handler; every kind in `events.py` is here or a teaching payload (a test checks)."""

@@ -142,6 +142,22 @@ class RequestItem(_InRound):
     cost: float | None
 
 
+class MediaItem(_InRound):
+    """An image, document or audio the model was sent (`media_added`): with the slot's prompt (`call_id` null)
+    or in the result of tool call `call_id`. `thumb` is the thumbnail's `data:` URI (`""`: none)."""
+
+    type: Literal["media"]
+    call_id: Any
+    digest: str
+    media_kind: str
+    media_type: str
+    width: Any
+    height: Any
+    name: str
+    label: str
+    thumb: str
+
+
 class PayloadItem(_InRound):
     type: Literal["payload"]
     kind: PayloadKind
@@ -151,12 +167,12 @@ class PayloadItem(_InRound):
 
 Item: TypeAlias = (
     ThinkingItem | NarrationItem | ToolItem | ApprovalItem | RetryItem | WarningItem | GuardItem | CheckpointItem
-    | ResumedItem | CompactionItem | RequestItem | PayloadItem
+    | ResumedItem | CompactionItem | RequestItem | PayloadItem | MediaItem
 )
 """One thing in a round (or at run level); its `type` says which."""
 ItemType: TypeAlias = Literal[
     "thinking", "narration", "tool", "approval", "retry", "warning", "guard", "checkpoint", "resumed", "compaction",
-    "request", "payload",
+    "request", "payload", "media",
 ]
 
 PAYLOAD_KINDS: frozenset[str] = frozenset(typing.get_args(PayloadKind))

@@ -85,6 +85,8 @@ class AgentMagics(AgentCommands, Magics):
               help="Run the cell once per model, concurrently, side by side (model strings or notebook variables).")
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
+    @argument("--describe-media", dest="describe_media", metavar="MODEL",
+              help="Have MODEL describe the images/documents/audio the cell's model cannot read.")
     @cell_magic
     def agent(self, line: str, cell: str) -> Any:
         """Run the cell as a template; the widget streams the run and Stop cancels it."""
@@ -162,6 +164,10 @@ class AgentMagics(AgentCommands, Magics):
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
         )
+        if getattr(args, "describe_media", None):
+            from dataclasses import replace
+
+            options = replace(options, describe_media=args.describe_media)
         return build_spec(
             cell,
             options,

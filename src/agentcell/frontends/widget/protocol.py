@@ -44,10 +44,15 @@ def transcript_json(result: RunResult) -> dict[str, Any]:
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
+    from ...formats.openai import to_openai
+    from ...media.content import hollow_messages
+
     out: dict[str, Any] = {"openai": None, "pydantic_ai": None}
     try:
-        out["pydantic_ai"] = ModelMessagesTypeAdapter.dump_python(list(result.messages), mode="json")
-        out["openai"] = result.to_openai()
+        # Images are named by digest (`agentcell-media:…`): their thumbnails came with `media_added` events,
+        # and the saved widget state must not hold every image a run sent (`RunResult.to_openai()` has them).
+        out["pydantic_ai"] = ModelMessagesTypeAdapter.dump_python(hollow_messages(result.messages), mode="json")
+        out["openai"] = to_openai(result.messages, inline_media=False)
     except Exception as exc:  # a converter bug must not cost the run its final event
         out["error"] = f"{type(exc).__name__}: {exc}"
     # A prompt may carry lone surrogates; the saved notebook must be valid UTF-8. Without a long string in

@@ -49,11 +49,29 @@ def _tag(lane: str, arrow: str | None = None) -> str:
 def _message_text(m: Any) -> str:
     if not isinstance(m, dict):
         return str(m)
-    parts = [m["content"] if isinstance(m.get("content"), str) else ""]
+    content = m.get("content")
+    parts = [content if isinstance(content, str) else _parts_text(content) if isinstance(content, list) else ""]
     for c in m.get("tool_calls") or []:
         fn = c.get("function", {}) if isinstance(c, dict) else {}
         parts.append(f"{fn.get('name', '?')}({fn.get('arguments', '')})")
     return "\n".join(p for p in parts if p)
+
+
+_PART_LABELS = {"image_url": "[image]", "file": "[document]", "input_audio": "[audio]"}
+"""A content part that is not text, as a request's bubble shows it (as `messageText` in js/src/teach/messages.js)."""
+
+
+def _parts_text(content: list[Any]) -> str:
+    """A content-part list (text, images, files) as a bubble's text: each part that is not text as its label."""
+    out = []
+    for c in content:
+        if isinstance(c, dict) and isinstance(c.get("text"), str):
+            out.append(c["text"])
+        else:
+            kind = c.get("type") if isinstance(c, dict) else None
+            label = _PART_LABELS.get(kind) if isinstance(kind, str) else None
+            out.append(label or json.dumps(c, ensure_ascii=False, default=repr))
+    return "\n".join(out)
 
 
 def _bubble(m: Json, fresh: bool) -> str:
