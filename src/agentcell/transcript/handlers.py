@@ -13,7 +13,17 @@ from typing import Any, TypeGuard
 
 from ..usage import RunStatus, is_final
 from .base import MISSING, TranscriptState, thinking, token
-from .items import ApprovalItem, CompactionItem, Item, MediaItem, NarrationItem, RequestItem, ResumedItem, RetryItem, ToolItem
+from .items import (
+    ApprovalItem,
+    CompactionItem,
+    Item,
+    MediaItem,
+    NarrationItem,
+    RequestItem,
+    ResumedItem,
+    RetryItem,
+    ToolItem,
+)
 from .model import Slot, is_num, js_str, json_text, norm_usage, num, truthy, usage_delta
 from .pieces import Pieces
 
