@@ -64,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
     "NoEventLoop": "agentcell.errors",
+    "headless": "agentcell.frontends.jupyter.audience",
 }
 
 __all__ = [
@@ -96,6 +97,7 @@ __all__ = [
     "complete",
     "complete_async",
     "complete_incremental_async",
+    "headless",
     "load_ipython_extension",
     "map",
     "offline_model",
@@ -132,6 +134,7 @@ if TYPE_CHECKING:
         UndefinedVariableError,
     )
     from .frontends.handle import RunHandle
+    from .frontends.jupyter.audience import headless
     from .frontends.show import show, stop_all
     from .frontends.widget.widget import AgentWidget
     from .options import ApprovalDecision, Compaction, RunOptions

@@ -16,6 +16,7 @@ PUBLIC = [
     "load_ipython_extension", "map", "offline_model", "openai_compatible", "readonly", "record", "replay",
     "resolve_model", "show", "static_transcript", "stop_all", "stream", "tool",
     "unload_ipython_extension",
+    "headless",
 ]
 
 

@@ -50,6 +50,11 @@ class AgentMagics(AgentCommands, Magics):
     interrupt_stops_runs = Bool(
         False, config=True, help="Kernel → Interrupt also stops background runs while the kernel is idle.",
     )
+    wait_when_headless = Bool(
+        True, config=True,
+        help="A plain %%agent cell waits for its run when no live front end shows it (nbclient, papermill, "
+             "nbconvert --execute), so the saved notebook holds the finished transcript.",
+    )
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
@@ -105,18 +110,31 @@ class AgentMagics(AgentCommands, Magics):
             JUPYTER.display(handle.widget)
         return None
 
-    async def agent_wait(self, line: str, cell: str) -> Any:
-        """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+    async def agent_wait(self, line: str, cell: str, *, headless: bool = False) -> Any:
+        """The `--wait` form: started the same way, then awaited as the cell's top-level `await`.
+
+        `headless=True`: a plain cell that waits only because nobody is watching (`audience.py`). It
+        says so in its output and, like a plain cell, has no value: the run is in `_agent_run` / `-o`.
+        """
+        from .audience import WAITED
+
         if "--over" in line:
             from .batch_launch import wait_batch
 
-            return await wait_batch(self._batch(line, cell))
+            batch = self._batch(line, cell)
+            if headless:
+                print(WAITED)
+            value = await wait_batch(batch)
+            return None if headless else value
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
+        if headless:
+            print(WAITED)
         try:
-            return await handle
+            result = await handle
+            return None if headless else result
         except asyncio.CancelledError:
             # Kernel → Interrupt cancels the awaiting cell: stop the run and let the widget show it.
             handle.cancel()

@@ -48,6 +48,7 @@ from ...loops import running_loop
 from .protocol import FrontendMsg, Note, transcript_json, wire_events
 from .saved_outputs import saved_outputs
 from .shared_texts import pack, unpack
+from .viewers import note_view
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 _SECRET_KEY = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
@@ -310,6 +311,7 @@ class AgentWidget(anywidget.AnyWidget):
         self.flush()
 
     def _on_frontend_msg(self, _widget: object, content: FrontendMsg, _buffers: list[bytes]) -> None:
+        note_view()
         kind = content.get("kind")
         if kind == "stop":
             # Possibly on a subshell thread: the callback must be thread-safe (call_soon_threadsafe).
