@@ -151,7 +151,8 @@ class KernelSession:
 
     def run(self, code: str, *, timeout: float = 60, subshell_id: str | None = None, headless: bool = False) -> str:
         """Execute and wait for the reply; return the text of stdout / results; raise on error."""
-        msg_id = self.execute(code, subshell_id=subshell_id, headless=headless)
+        msg_id = (self.execute(code, subshell_id=subshell_id, headless=True) if headless
+                  else self.execute(code, subshell_id=subshell_id))
         # The kernel publishes a request's outputs before its `idle` status, on the same iopub socket; the
         # shell reply may overtake them (ipykernel 6.29 under load), so a fixed wait after it is a race.
         self.wait_until(

@@ -28,11 +28,12 @@ from ..registry import RunRegistry
 from .batch_args import batch_arguments
 from .commands import AgentCommands
 from .front import JUPYTER
+from .help import NAMES as SUBCOMMANDS
+from .help import help_text
 
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
 
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal")
 
 
 @magics_class
@@ -67,7 +68,7 @@ class AgentMagics(AgentCommands, Magics):
         assert self.shell is not None
         return self.shell
 
-    @magic_arguments()
+    @magic_arguments("%agent")  # the usage line `%%agent?` shows: IPython adds one `%`, a cell magic needs two
     @argument("-m", "--model", help="Model for this cell (e.g. openai:gpt-4o-mini, offline).")
     @argument("-t", "--tools", nargs="+", metavar="NAME", help="Expose exactly these notebook callables as tools.")
     @argument("--context", metavar="EXPR", help="A dict expression of extra template variables.")
@@ -258,20 +259,27 @@ class AgentMagics(AgentCommands, Magics):
     # IPython's stubs type a named line_magic's argument as Never; the runtime accepts the method.
     @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> Any:
-        """`%agent config|tools|stop|show|export …` — see the README's magics reference."""
+        """`%agent COMMAND …`; the docstring is replaced by `help_text()` below the class (what `%agent?` shows)."""
         try:
             words = shlex.split(line)
         except ValueError as exc:
             raise UsageError(f"%agent: {exc}") from None
-        command, rest = (words[0], words[1:]) if words else ("config", [])
+        command, rest = (words[0], words[1:]) if words else ("help", [])
         if command not in SUBCOMMANDS:
             raise UsageError(f"unknown %agent command {command!r}; use one of: {', '.join(SUBCOMMANDS)}")
         return getattr(self, f"_cmd_{command}")(rest)
+
+    def _cmd_help(self, rest: list[str]) -> None:
+        """`%agent` and `%agent help`: every subcommand with one line, and the model the next cell uses."""
+        print(help_text(self._effective_model()))
 
     def _on_interrupt_setting(self, change: Any) -> None:
         from .blocking import install_interrupt_hook
 
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
+
+
+AgentMagics.agent_line.__doc__ = help_text() + "\n\nEach is described in the README's magics reference."
 
 
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
