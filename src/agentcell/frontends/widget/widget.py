@@ -207,7 +207,9 @@ class AgentWidget(anywidget.AnyWidget):
     def _widget_bundle(self) -> dict[str, Any]:
         bundle = self._repr_mimebundle_()
         data: dict[str, Any] = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        data["text/plain"] = "[agentcell live view]"
+        # Empty: where the view cannot render (no kernel, an untrusted notebook), the front end falls back to
+        # this, and the static twin beside it already shows the run; a placeholder would only be noise.
+        data["text/plain"] = ""
         return data
 
     def static_bundle(self, *, so_far: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
