@@ -78,7 +78,7 @@ async def _markdown_stream(messages, info):
 markdown = FunctionModel(stream_function=_markdown_stream, model_name="markdown")
 """
 
-WAITED = "so this cell waited for its run to finish"
+WAITED = "so this cell waits for its run to finish"
 
 
 def _execute(tool: str, nb: Any, path: Path) -> Any:

@@ -30,7 +30,7 @@ markdown = _FunctionModel(stream_function=_markdown_stream, model_name="markdown
 """
 """A model whose answer takes a while (24 pauses) and is Markdown, so a saved answer shows it rendered."""
 
-WAITED = "so this cell waited for its run to finish"
+WAITED = "so this cell waits for its run to finish"
 
 
 @pytest.fixture(scope="module", params=KERNELS)
@@ -96,6 +96,26 @@ def test_vscode_is_live_without_a_cell_id(fresh: KernelSession) -> None:
     finally:
         fresh.run("del __vsc_ipynb_file__", headless=True)
     assert fresh.run("print(agentcell.headless())", headless=True).strip() == "True"
+
+
+def test_a_headless_run_asking_for_an_approval_does_not_hang_the_cell(fresh: KernelSession) -> None:
+    """Nobody can click headless: the cell stops waiting when the run asks, and the run waits on."""
+    fresh.run("from agentcell import tool\n@tool\ndef enrol(code: str) -> str:\n    '''Enrol on a module.'''\n"
+              "    return 'enrolled'", headless=True)
+    out = fresh.run("%%agent -o asking -t enrol --approve writes -m offline:fast\nEnrol me on PSYC605.\n"
+                    "[[answer|use_tools=true]]", headless=True, timeout=STOP_GUARD_S)
+    assert "waiting for an approval that nobody here can give" in out
+    assert fresh.run("print(asking.status)", headless=True).strip() == "running"
+    fresh.run("asking.cancel()", headless=True)
+    fresh.wait_until(lambda: fresh.run("print(asking.status)", headless=True).strip() == "stopped",
+                     timeout=STOP_GUARD_S)
+
+
+def test_no_wait_returns_at_once_headless(fresh: KernelSession) -> None:
+    out = fresh.run("%%agent -o nowait -m endless --no-wait\nExplain.\n[[answer]]", headless=True)
+    assert WAITED not in out
+    assert fresh.run("print(nowait.status)", headless=True).strip() == "running"
+    fresh.run("nowait.cancel()", headless=True)
 
 
 def test_once_a_view_has_talked_no_cell_waits(fresh: KernelSession) -> None:

@@ -39,9 +39,15 @@ VSCODE_MARKER = "__vsc_ipynb_file__"
 
 WAITED = (
     "agentcell: no live notebook view is attached (a headless run: nbclient, papermill, "
-    "nbconvert --execute), so this cell waited for its run to finish, as --wait does."
+    "nbconvert --execute), so this cell waits for its run to finish, as --wait does."
 )
 """What a plain `%%agent` cell prints when it waited because nobody is watching."""
+
+ASKING = (
+    "agentcell: the run is waiting for an approval that nobody here can give, so the cell stopped waiting; "
+    "the run waits in the background (cancel it as Stop does, or answer it where the widget is live)."
+)
+"""What it prints when its run paused for an approval instead of ending."""
 
 
 def headless(shell: Any = None) -> bool:

@@ -21,13 +21,14 @@ if TYPE_CHECKING:
 
 _WAIT_CELL = re.compile(r"^%%agent\b(?P<line>[^\n]*)\n?", re.ASCII)
 _WAIT_FLAG = re.compile(r"(?:^|\s)--wait(?:\s|$)")
+_NO_WAIT_FLAG = re.compile(r"(?:^|\s)--no-wait(?:\s|$)")
 
 
 def wait_transformer(lines: list[str]) -> list[str]:
     """Rewrite a `%%agent … --wait` cell into a top-level await; leave every other cell alone.
 
     A plain `%%agent` cell is rewritten too when nobody is watching (`audience.headless`: nbclient,
-    papermill, `nbconvert --execute`), unless `AgentMagics.wait_when_headless` is off: its run then
+    papermill, `nbconvert --execute`), unless it says `--no-wait` or `AgentMagics.wait_when_headless` is off: its run then
     finishes in its own cell, and the saved notebook holds the whole transcript.
     """
     if not lines:
@@ -40,7 +41,7 @@ def wait_transformer(lines: list[str]) -> list[str]:
     call = f"get_ipython().magics_manager.registry['AgentMagics'].agent_wait({line!r}, {cell!r}"
     if _WAIT_FLAG.search(match.group("line")) is not None:
         return [f"await {call})\n"]
-    if _waits_headless():
+    if _NO_WAIT_FLAG.search(match.group("line")) is None and _waits_headless():
         return [f"await {call}, headless=True)\n"]
     return lines
 

@@ -78,6 +78,8 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--max-tokens", type=int, metavar="N", help="Ceiling of output tokens per slot.")
     @argument("--approve", choices=("none", "writes"), help="Ask before every non-readonly tool call (writes).")
     @argument("--wait", action="store_true", help="Block the cell until the run ends (Run All, nbclient).")
+    @argument("--no-wait", dest="no_wait", action="store_true",
+              help="Return at once even when no live front end shows the run (headless runners wait otherwise).")
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
@@ -117,7 +119,7 @@ class AgentMagics(AgentCommands, Magics):
         `headless=True`: a plain cell that waits only because nobody is watching (`audience.py`). It
         says so in its output and, like a plain cell, has no value: the run is in `_agent_run` / `-o`.
         """
-        from .audience import WAITED
+        from .audience import ASKING, WAITED
 
         if "--over" in line:
             from .batch_launch import wait_batch
@@ -134,8 +136,11 @@ class AgentMagics(AgentCommands, Magics):
         if headless:
             print(WAITED)
         try:
-            result = await handle
-            return None if headless else result
+            if headless:
+                if await _until_ended_or_asking(handle):
+                    print(ASKING)
+                return None
+            return await handle
         except asyncio.CancelledError:
             # Kernel → Interrupt cancels the awaiting cell: stop the run and let the widget show it.
             handle.cancel()
@@ -280,6 +285,31 @@ class AgentMagics(AgentCommands, Magics):
 
 
 AgentMagics.agent_line.__doc__ = help_text() + "\n\nEach is described in the README's magics reference."
+
+
+async def _until_ended_or_asking(handle: Any) -> bool:
+    """Wait for the run's end, or until it asks a person for an approval: headless, nobody can answer,
+    so the cell returns and the run waits in the background (a later cell may cancel it, as Stop does)."""
+    loop = asyncio.get_running_loop()
+    asking: asyncio.Future[None] = loop.create_future()
+
+    def on_event(event: Any) -> None:
+        if getattr(event, "kind", None) == "approval_requested" and not asking.done():
+            asking.set_result(None)
+
+    handle.watch(on_event)
+    ended = asyncio.ensure_future(handle.run.wait())
+    try:
+        await asyncio.wait([ended, asking], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        asked = not ended.done()
+        asking.cancel()
+        ended.cancel()  # only the waiter: `Run.wait` shields the run itself
+    if asked:
+        return True
+    if handle.task is not None:
+        await asyncio.shield(handle.task)  # the widget has shown the end too
+    return False
 
 
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
