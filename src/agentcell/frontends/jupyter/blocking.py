@@ -28,8 +28,8 @@ def wait_transformer(lines: list[str]) -> list[str]:
     """Rewrite a `%%agent … --wait` cell into a top-level await; leave every other cell alone.
 
     A plain `%%agent` cell is rewritten too when nobody is watching (`audience.headless`: nbclient,
-    papermill, `nbconvert --execute`), unless it says `--no-wait` or `AgentMagics.wait_when_headless` is off: its run then
-    finishes in its own cell, and the saved notebook holds the whole transcript.
+    papermill, `nbconvert --execute`), unless it says `--no-wait` or `AgentMagics.wait_when_headless`
+    is off: its run then finishes in its own cell, and the saved notebook holds the whole transcript.
     """
     if not lines:
         return lines
