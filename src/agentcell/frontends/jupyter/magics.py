@@ -284,7 +284,8 @@ class AgentMagics(AgentCommands, Magics):
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
 
 
-AgentMagics.agent_line.__doc__ = help_text() + "\n\nEach is described in the README's magics reference."
+# What `%agent?` shows (IPython's stubs type a named line magic as Never, as above).
+AgentMagics.agent_line.__doc__ = help_text() + "\n\nEach is described in the README's magics reference."  # type: ignore[assignment]
 
 
 async def _until_ended_or_asking(handle: Any) -> bool:
