@@ -131,22 +131,28 @@ class KernelSession:
         raise TimeoutError(f"timed out waiting for {what or predicate}; outputs: {self.outputs}")
 
     # ---- actions ---------------------------------------------------------------------------
-    def execute(self, code: str, *, cell_id: str | None = None, subshell_id: str | None = None) -> str:
-        """Send an execute_request (with a JupyterLab-style cellId, on a subshell if given); return its msg_id."""
+    def execute(self, code: str, *, cell_id: str | None = None, subshell_id: str | None = None,
+                headless: bool = False) -> str:
+        """Send an execute_request (with a JupyterLab-style cellId, on a subshell if given); return its msg_id.
+
+        `headless=True` sends it as nbclient does (papermill, `nbconvert --execute`): no cellId.
+        """
         msg = self.kc.session.msg(
             "execute_request",
             {"code": code, "silent": False, "store_history": True, "user_expressions": {},
              "allow_stdin": False, "stop_on_error": True},
         )
-        msg["metadata"]["cellId"] = cell_id or str(uuid.uuid4())
+        if not headless:
+            msg["metadata"]["cellId"] = cell_id or str(uuid.uuid4())
         if subshell_id is not None:
             msg["header"]["subshell_id"] = subshell_id
         self.kc.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
 
-    def run(self, code: str, *, timeout: float = 60, subshell_id: str | None = None) -> str:
+    def run(self, code: str, *, timeout: float = 60, subshell_id: str | None = None, headless: bool = False) -> str:
         """Execute and wait for the reply; return the text of stdout / results; raise on error."""
-        msg_id = self.execute(code, subshell_id=subshell_id)
+        msg_id = (self.execute(code, subshell_id=subshell_id, headless=True) if headless
+                  else self.execute(code, subshell_id=subshell_id))
         # The kernel publishes a request's outputs before its `idle` status, on the same iopub socket; the
         # shell reply may overtake them (ipykernel 6.29 under load), so a fixed wait after it is a race.
         self.wait_until(

@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "document": "agentcell.media",
     "audio": "agentcell.media",
     "table": "agentcell.media",
+    "headless": "agentcell.frontends.jupyter.audience",
 }
 
 __all__ = [
@@ -112,6 +113,7 @@ __all__ = [
     "complete_incremental_async",
     "diff",
     "document",
+    "headless",
     "image",
     "load_ipython_extension",
     "map",
@@ -151,6 +153,7 @@ if TYPE_CHECKING:
         UndefinedVariableError,
     )
     from .frontends.handle import RunHandle
+    from .frontends.jupyter.audience import headless
     from .frontends.show import show, stop_all
     from .frontends.widget.widget import AgentWidget
     from .options import ApprovalDecision, Compaction, RunOptions

@@ -47,9 +47,10 @@ def offline_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def test_nbclient_saves_finished_and_still_running_background_runs(offline_env: Path) -> None:
+    """With the headless wait switched off, runs go on in the background and are saved as they stand."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_code_cell("%load_ext agentcell"),
+        nbformat.v4.new_code_cell("%load_ext agentcell\n%config AgentMagics.wait_when_headless = False"),
         nbformat.v4.new_code_cell("%%agent -m offline:fast\nSay hello to the class.\n[[answer]]"),
         nbformat.v4.new_code_cell("import asyncio\nawait asyncio.sleep(2)  # the run above ends during this cell"),
         nbformat.v4.new_code_cell("%%agent -m offline:slow\nExplain photosynthesis at length.\n[[answer]]"),
@@ -63,6 +64,58 @@ def test_nbclient_saves_finished_and_still_running_background_runs(offline_env: 
     assert _status(running) == "running" and "still running when this output was saved" in running
     assert "offline" in running and "<p>" in running
     assert "agentcell" in nb.cells[1].outputs[-1].get("metadata", {})  # provenance once final
+
+
+MARKDOWN_MODEL = """
+import asyncio
+from pydantic_ai.models.function import FunctionModel
+
+async def _markdown_stream(messages, info):
+    for piece in ["**Photo", "synthesis** ", "turns light ", "into sugar.", "\\n\\n- light", "\\n- water", "\\n"]:
+        yield piece
+        await asyncio.sleep(0.15)
+
+markdown = FunctionModel(stream_function=_markdown_stream, model_name="markdown")
+"""
+
+WAITED = "so this cell waits for its run to finish"
+
+
+def _execute(tool: str, nb: Any, path: Path) -> Any:
+    """Execute `nb` the way `tool` does and return the saved notebook."""
+    if tool == "nbclient":
+        nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+        return nb
+    src, out = path / "in.ipynb", path / f"out.{tool}.ipynb"
+    nbformat.write(nb, src)
+    if tool == "papermill":
+        pytest.importorskip("papermill")
+        cmd = [sys.executable, "-m", "papermill", "-k", "python3", str(src), str(out)]
+    else:
+        cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--execute", "--to", "notebook",
+               "--ExecutePreprocessor.kernel_name=python3", f"--output={out}", str(src)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=240, cwd=path)
+    return nbformat.read(out, as_version=4)
+
+
+@pytest.mark.parametrize("tool", ["nbconvert", "nbclient", "papermill"])
+def test_a_plain_cell_followed_by_a_sync_cell_saves_the_finished_answer(tool: str, offline_env: Path) -> None:
+    """Run All with ordinary cells: the `time.sleep` after the run used to freeze it, and the notebook was
+    saved with the run "running" and no answer. Headless, the plain cell now waits for its run."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext agentcell\n" + MARKDOWN_MODEL),
+        nbformat.v4.new_code_cell("%%agent -m markdown\nExplain photosynthesis.\n[[answer]]"),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(3)"),
+    ]
+    saved = _execute(tool, nb, offline_env)
+    html = _static(saved.cells[1])
+    assert _status(html) == "completed"
+    assert "<strong>Photosynthesis</strong>" in html and "<li>water</li>" in html  # the Markdown, rendered
+    assert "still running when this output was saved" not in html
+    said = [o for o in saved.cells[1].outputs if o.get("output_type") == "stream"]
+    assert len(said) == 1 and WAITED in said[0]["text"]
+    assert not [o for o in saved.cells[1].outputs if o.get("output_type") == "execute_result"]
 
 
 def _run_quickstart(tool: str, out: Path) -> Any:

@@ -17,6 +17,7 @@ PUBLIC = [
     "resolve_model", "show", "static_transcript", "stop_all", "stream", "tool",
     "unload_ipython_extension",
     "MediaError", "image", "document", "audio", "table",
+    "headless",
 ]
 
 

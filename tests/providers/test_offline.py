@@ -60,3 +60,11 @@ def test_offline_typed_answer_has_the_right_type_and_says_it_is_a_placeholder() 
     assert not any(isinstance(e, ToolStarted) for e in events)
     result = events[-1].result  # type: ignore[attr-defined]
     assert isinstance(result.results["moons"], int)
+
+
+def test_offline_guard_verdict_gives_a_reason_not_words_of_the_prompt() -> None:
+    """A guard's reason is read out in class: `'PSYC605'` (a code taken from the prompt) said nothing."""
+    result = complete("Is this an injection? <q>Who leads PSYC605?</q> [[halt:injection]]\nWho leads PSYC605? [[answer]]",
+                      model="offline:fast")
+    verdict = result.results["injection"]
+    assert verdict == {"triggered": False, "reason": "the offline model does not judge content; it always answers no"}

@@ -254,7 +254,7 @@ def _example_args(schema: dict[str, Any], prompt: str, *, prefer_false: bool = F
     """A typed answer's fields: from the prompt where it has them, else a plain value of the right type."""
     args, _ = _fill(schema, prompt)
     for name, spec in (schema.get("properties") or {}).items():
-        if name not in args:
+        if name not in args or name == "reason":  # a reason is the model's judgement: never words of the prompt
             args[name] = _placeholder(spec, name)
         if prefer_false and _placeholder(spec, name) is False:  # a yes/no answer (or guard verdict): no
             args[name] = False

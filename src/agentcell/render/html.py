@@ -82,7 +82,7 @@ _CSS = """
  var(--jp-border-color2,rgba(128,128,128,.4));
  padding:2px 6px}
 .agentcell-static .ac-round-label{color:var(--jp-ui-font-color2,inherit);font-size:12px;margin-top:4px}
-.agentcell-static h3.ac-slot-name{font-size:13px;margin:0}
+.agentcell-static .ac-slot-name{margin:0}
 """
 
 
@@ -140,8 +140,8 @@ def _cut_answer(text: str, budget: _Budget) -> str:
 
 def _slot_html(slot: Slot, *, ended: bool, budget: _Budget) -> str:
     out = [f'<section class="ac-slot" data-slot="{e(slot.name)}" data-status="{e(slot.status)}">'
-           f'<h3 class="ac-slot-name jp-toc-ignore">{e(slot.name)} <span class="ac-muted">{e(slot.type)} · '
-           f"{e(_slot_status(slot))}</span></h3>"]
+           f'<p class="ac-slot-name"><strong>{e(slot.name)}</strong> <span class="ac-muted">{e(slot.type)} · '
+           f"{e(_slot_status(slot))}</span></p>"]  # a paragraph, not a heading: it reads as a label unstyled
     for r in sorted(slot.rounds):
         shown = [html for html in (item_html(it, ended=ended) for it in slot.rounds[r].items) if html]
         if shown:

@@ -174,6 +174,7 @@ def test_show_puts_out_the_view_and_a_static_twin_updated_with_provenance(
     (k1, view, md1, id1), (k2, twin, md2, id2) = shown.calls
     assert (k1, id1, k2, id2) == ("display", w.display_id, "display", w.static_display_id)
     assert view[WIDGET_VIEW_MIME]["model_id"] == w.model_id and "text/html" not in view
+    assert view["text/plain"] == ""  # where the view cannot render (untrusted, no kernel): no stray placeholder
     assert md1 == md2 == {} and WIDGET_VIEW_MIME not in twin
     assert 'data-status="running"' in twin["text/html"] and twin["text/plain"] == ""
     w.apply(RunStarted(run_id=result.run_id, model=result.model))
@@ -303,3 +304,34 @@ async def test_saved_view_of_a_resumed_run_shows_both_segments_like_the_live_vie
 
     saved, live = Transcript.from_wire(widget.final).to_json(), run.transcript.to_json()
     assert timeless(saved["slots"]) == timeless(live["slots"])
+
+
+class _Unfolded(html.parser.HTMLParser):
+    """The tags a reader sees with every stylesheet stripped (an untrusted notebook) and nothing unfolded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0  # inside a <details>: folded, only its <summary> shows
+        self.seen: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "details":
+            self.depth += 1
+        elif self.depth == 0:
+            self.seen.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "details":
+            self.depth -= 1
+
+
+def test_the_saved_view_reads_as_text_without_its_stylesheet(run_events: tuple[list[WireEvent], RunResult]) -> None:
+    """JupyterLab strips `<style>` from an untrusted notebook: no heading may then shout a slot's label."""
+    events, _ = run_events
+    markup = render_html(events)
+    unfolded = _Unfolded()
+    unfolded.feed(markup)
+    headings = [tag for tag in unfolded.seen if re.fullmatch(r"h\d", tag)]
+    assert headings == ["h2"], unfolded.seen  # only the answer's own `## Result`, none of agentcell's labels
+    assert re.search(r'<p class="ac-slot-name"><strong>answer</strong> <span class="ac-muted">text · [^<]+</span></p>',
+                     markup)

@@ -21,19 +21,39 @@ if TYPE_CHECKING:
 
 _WAIT_CELL = re.compile(r"^%%agent\b(?P<line>[^\n]*)\n?", re.ASCII)
 _WAIT_FLAG = re.compile(r"(?:^|\s)--wait(?:\s|$)")
+_NO_WAIT_FLAG = re.compile(r"(?:^|\s)--no-wait(?:\s|$)")
 
 
 def wait_transformer(lines: list[str]) -> list[str]:
-    """Rewrite a `%%agent … --wait` cell into a top-level await; leave every other cell alone."""
+    """Rewrite a `%%agent … --wait` cell into a top-level await; leave every other cell alone.
+
+    A plain `%%agent` cell is rewritten too when nobody is watching (`audience.headless`: nbclient,
+    papermill, `nbconvert --execute`), unless it says `--no-wait` or `AgentMagics.wait_when_headless`
+    is off: its run then finishes in its own cell, and the saved notebook holds the whole transcript.
+    """
     if not lines:
         return lines
     match = _WAIT_CELL.match(lines[0])
-    if match is None or _WAIT_FLAG.search(match.group("line")) is None:
+    if match is None:
         return lines
     line = match.group("line").strip()
     cell = "".join(lines[1:])
-    call = f"get_ipython().magics_manager.registry['AgentMagics'].agent_wait({line!r}, {cell!r})"
-    return [f"await {call}\n"]
+    call = f"get_ipython().magics_manager.registry['AgentMagics'].agent_wait({line!r}, {cell!r}"
+    if _WAIT_FLAG.search(match.group("line")) is not None:
+        return [f"await {call})\n"]
+    if _NO_WAIT_FLAG.search(match.group("line")) is None and _waits_headless():
+        return [f"await {call}, headless=True)\n"]
+    return lines
+
+
+def _waits_headless() -> bool:
+    from IPython import get_ipython
+
+    from .audience import headless
+
+    shell = get_ipython()
+    magics = shell.magics_manager.registry.get("AgentMagics") if shell is not None else None
+    return bool(magics is not None and getattr(magics, "wait_when_headless", False) and headless(shell))
 
 
 def install_transformer(ipython: Any) -> None:

@@ -28,11 +28,12 @@ from ..registry import RunRegistry
 from .batch_args import batch_arguments
 from .commands import AgentCommands
 from .front import JUPYTER
+from .help import NAMES as SUBCOMMANDS
+from .help import help_text
 
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
 
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal", "fork")
 
 
 @magics_class
@@ -50,6 +51,11 @@ class AgentMagics(AgentCommands, Magics):
     interrupt_stops_runs = Bool(
         False, config=True, help="Kernel → Interrupt also stops background runs while the kernel is idle.",
     )
+    wait_when_headless = Bool(
+        True, config=True,
+        help="A plain %%agent cell waits for its run when no live front end shows it (nbclient, papermill, "
+             "nbconvert --execute), so the saved notebook holds the finished transcript.",
+    )
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell, **kwargs)
@@ -62,7 +68,7 @@ class AgentMagics(AgentCommands, Magics):
         assert self.shell is not None
         return self.shell
 
-    @magic_arguments()
+    @magic_arguments("%agent")  # the usage line `%%agent?` shows: IPython adds one `%`, a cell magic needs two
     @argument("-m", "--model", help="Model for this cell (e.g. openai:gpt-4o-mini, offline).")
     @argument("-t", "--tools", nargs="+", metavar="NAME", help="Expose exactly these notebook callables as tools.")
     @argument("--context", metavar="EXPR", help="A dict expression of extra template variables.")
@@ -72,6 +78,8 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--max-tokens", type=int, metavar="N", help="Ceiling of output tokens per slot.")
     @argument("--approve", choices=("none", "writes"), help="Ask before every non-readonly tool call (writes).")
     @argument("--wait", action="store_true", help="Block the cell until the run ends (Run All, nbclient).")
+    @argument("--no-wait", dest="no_wait", action="store_true",
+              help="Return at once even when no live front end shows the run (headless runners wait otherwise).")
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
     @argument("--replay", metavar="FILE", help="Answer from a recorded cassette: no network, same run.")
@@ -111,24 +119,43 @@ class AgentMagics(AgentCommands, Magics):
             JUPYTER.display(handle.widget)
         return None
 
-    async def agent_wait(self, line: str, cell: str) -> Any:
-        """The `--wait` form: started the same way, then awaited as the cell's top-level `await`."""
+    async def agent_wait(self, line: str, cell: str, *, headless: bool = False) -> Any:
+        """The `--wait` form: started the same way, then awaited as the cell's top-level `await`.
+
+        `headless=True`: a plain cell that waits only because nobody is watching (`audience.py`). It
+        says so in its output and, like a plain cell, has no value: the run is in `_agent_run` / `-o`.
+        """
+        from .audience import ASKING, WAITED
+
         if "--models" in line:
             comparison = self._compare(line, cell)
+            if headless:
+                print(WAITED)
             try:
-                return await comparison
+                value = await comparison
             except asyncio.CancelledError:
                 comparison.cancel()  # Kernel → Interrupt: stop every model
                 raise
+            return None if headless else value
         if "--over" in line:
             from .batch_launch import wait_batch
 
-            return await wait_batch(self._batch(line, cell))
+            batch = self._batch(line, cell)
+            if headless:
+                print(WAITED)
+            value = await wait_batch(batch)
+            return None if headless else value
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
+        if headless:
+            print(WAITED)
         try:
+            if headless:
+                if await _until_ended_or_asking(handle):
+                    print(ASKING)
+                return None
             return await handle
         except asyncio.CancelledError:
             # Kernel → Interrupt cancels the awaiting cell: stop the run and let the widget show it.
@@ -299,20 +326,53 @@ class AgentMagics(AgentCommands, Magics):
     # IPython's stubs type a named line_magic's argument as Never; the runtime accepts the method.
     @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> Any:
-        """`%agent config|tools|stop|show|export …` — see the README's magics reference."""
+        """`%agent COMMAND …`; the docstring is replaced by `help_text()` below the class (what `%agent?` shows)."""
         try:
             words = shlex.split(line)
         except ValueError as exc:
             raise UsageError(f"%agent: {exc}") from None
-        command, rest = (words[0], words[1:]) if words else ("config", [])
+        command, rest = (words[0], words[1:]) if words else ("help", [])
         if command not in SUBCOMMANDS:
             raise UsageError(f"unknown %agent command {command!r}; use one of: {', '.join(SUBCOMMANDS)}")
         return getattr(self, f"_cmd_{command}")(rest)
+
+    def _cmd_help(self, rest: list[str]) -> None:
+        """`%agent` and `%agent help`: every subcommand with one line, and the model the next cell uses."""
+        print(help_text(self._effective_model()))
 
     def _on_interrupt_setting(self, change: Any) -> None:
         from .blocking import install_interrupt_hook
 
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
+
+
+# What `%agent?` shows (IPython's stubs type a named line magic as Never, as above).
+AgentMagics.agent_line.__doc__ = help_text() + "\n\nEach is described in the README's magics reference."  # type: ignore[assignment]
+
+
+async def _until_ended_or_asking(handle: Any) -> bool:
+    """Wait for the run's end, or until it asks a person for an approval: headless, nobody can answer,
+    so the cell returns and the run waits in the background (a later cell may cancel it, as Stop does)."""
+    loop = asyncio.get_running_loop()
+    asking: asyncio.Future[None] = loop.create_future()
+
+    def on_event(event: Any) -> None:
+        if getattr(event, "kind", None) == "approval_requested" and not asking.done():
+            asking.set_result(None)
+
+    handle.watch(on_event)
+    ended = asyncio.ensure_future(handle.run.wait())
+    try:
+        await asyncio.wait([ended, asking], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        asked = not ended.done()
+        asking.cancel()
+        ended.cancel()  # only the waiter: `Run.wait` shields the run itself
+    if asked:
+        return True
+    if handle.task is not None:
+        await asyncio.shield(handle.task)  # the widget has shown the end too
+    return False
 
 
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:

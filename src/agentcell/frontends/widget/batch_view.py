@@ -36,6 +36,7 @@ from ...formats.jsonsafe import scrub, scrub_text
 from ...loops import running_loop
 from ...render.html import NO_MATH
 from .protocol import log_of, wire_events
+from .viewers import note_view
 
 STATIC = pathlib.Path(__file__).parents[2] / "static"
 """The built bundles (`npm run build` writes them; the wheel ships them)."""
@@ -216,6 +217,7 @@ class BatchWidget(anywidget.AnyWidget):
 
     # ---- the browser -----------------------------------------------------------------------
     def _on_frontend_msg(self, _widget: object, content: Mapping[str, Any], _buffers: list[bytes]) -> None:
+        note_view()
         if content.get("kind") == "stop":
             self.batch.cancel()  # thread-safe
             return

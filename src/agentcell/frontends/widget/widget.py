@@ -49,6 +49,7 @@ from ...loops import running_loop
 from .protocol import FrontendMsg, Note, transcript_json, wire_events
 from .saved_outputs import saved_outputs
 from .shared_texts import pack, unpack
+from .viewers import note_view
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 _SECRET_KEY = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
@@ -225,7 +226,9 @@ class AgentWidget(anywidget.AnyWidget):
     def _widget_bundle(self) -> dict[str, Any]:
         bundle = self._repr_mimebundle_()
         data: dict[str, Any] = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        data["text/plain"] = "[agentcell live view]"
+        # Empty: where the view cannot render (no kernel, an untrusted notebook), the front end falls back to
+        # this, and the static twin beside it already shows the run; a placeholder would only be noise.
+        data["text/plain"] = ""
         return data
 
     def static_bundle(self, *, so_far: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -329,6 +332,7 @@ class AgentWidget(anywidget.AnyWidget):
         self.flush()
 
     def _on_frontend_msg(self, _widget: object, content: FrontendMsg, _buffers: list[bytes]) -> None:
+        note_view()
         kind = content.get("kind")
         if kind == "stop":
             # Possibly on a subshell thread: the callback must be thread-safe (call_soon_threadsafe).
