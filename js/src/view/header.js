@@ -1,7 +1,7 @@
 // The header: model, offline badge, status, elapsed time, budget meters, tokens, cost, the context
 // gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
 import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from "../state.js";
-import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
+import { costExact, formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText } from "../render/dom.js";
 
 const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
@@ -154,9 +154,11 @@ function renderMeters(hd, state) {
   setAttr(hd.tokensEl, "data-input", u.input_tokens);
   setAttr(hd.tokensEl, "data-output", out.tokens);
   setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
-  const cost = formatCost(u.cost);
-  setHidden(hd.costEl, cost === "");
-  setText(hd.costEl, cost);
+  // Shown once a request was answered: "—" when the model's price is unknown (never $0.00), the exact value on hover.
+  setHidden(hd.costEl, !(u.requests > 0));
+  setText(hd.costEl, formatCost(u.cost));
+  setAttr(hd.costEl, "data-cost", Number.isFinite(u.cost) ? u.cost : null);
+  setAttr(hd.costEl, "title", Number.isFinite(u.cost) ? `cost of the whole run: ${costExact(u.cost)}` : "cost unknown: no published price for this model");
 }
 
 function renderContext(hd, ctx) {

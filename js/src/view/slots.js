@@ -2,7 +2,7 @@
 // Each object's `v` (bumped by the reducer) plus the render context forms a key, so only what
 // changed is rebuilt; <details> a reader opened stay open across rebuilds (dom.swap).
 import { isTextType, slotAnswer, takeAppended } from "../state.js";
-import { formatJSON, label, plural, statusLabel } from "../format.js";
+import { formatCost, formatJSON, label, plural, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
 import { ENDED_ITEMS, renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
@@ -95,7 +95,8 @@ function renderSlotHead(slot, sv, runEnded) {
   const status = statusLabel(shownStatus) || shownStatus;
   setText(sv.statusE, slot.kept ? label("kept_slot", { status }) : status);
   const u = slot.usage;
-  setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}` : "");
+  const cost = u.requests ? ` · ${formatCost(u.cost)}` : ""; // the slot's cost: "—" when the price is unknown
+  setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}${cost}` : "");
 }
 
 function roundView(sv, round) {

@@ -188,6 +188,8 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         journal=sink.journal,
         reference_time=_reference(options.now, resume),
         agents=setup.agents,
+        cost_limit=options.cost_limit,
+        spent=(resume.usage.cost or 0.0) if resume is not None else 0.0,
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)

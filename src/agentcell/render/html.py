@@ -19,7 +19,7 @@ from typing import Any
 
 from ..labels import label, status_label
 from ..transcript import Slot, Transcript, is_text_type
-from ..usage import Usage
+from ..usage import Usage, format_cost
 from .items import as_json, e, item_html, item_line, pre
 from .markdown import blocks_end, markdown_html
 from .teaching.view import saved_teaching, teaching_css
@@ -94,8 +94,8 @@ def _usage_text(usage: Usage) -> str:
 
     parts = [n(usage.requests, "request"), n(usage.tool_calls, "tool call"),
              f"tokens {usage.input_tokens:,} in / {usage.output_tokens:,} out"]
-    if usage.cost is not None:
-        parts.append(f"${usage.cost:.4f}")
+    if usage.requests:  # the cost with meaningful digits ($0.0000045); "—" when the price is unknown, never $0.00
+        parts.append(format_cost(usage.cost))
     return " · ".join(parts)
 
 
