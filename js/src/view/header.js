@@ -3,6 +3,7 @@
 import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from "../state.js";
 import { costExact, formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText } from "../render/dom.js";
+import { LOST, lostText } from "./kernel.js";
 
 const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
 
@@ -79,6 +80,7 @@ function elapsedSeconds(ctx, status) {
   const { state } = ctx.store;
   const { ui } = ctx;
   if (state.ended) return state.endT ?? state.lastT;
+  if (status === LOST) return Math.max(ui.shownElapsed, state.lastT); // the clock stops where it was
   if (TERMINAL.has(status) || !state.started) return state.lastT;
   const live = ui.elapsedAnchor.t + (ctx.now() - ui.elapsedAnchor.at) / 1000;
   ui.shownElapsed = Math.max(ui.shownElapsed, live);
@@ -91,11 +93,12 @@ export function renderElapsed(hd, ctx, status) {
 
 /** The approval the run waits for (not answered, not sent yet), or null. */
 export function waitingFor(ctx, status) {
-  if (TERMINAL.has(status)) return null;
+  if (TERMINAL.has(status) || status === LOST) return null;
   return pendingApprovals(ctx.store.state).find((it) => !ctx.ui.sentApprovals.has(it.callId)) ?? null;
 }
 
 function statusText(state, status, waiting) {
+  if (status === LOST) return lostText(state);
   if (waiting) return label("waiting_approval", { tool: waiting.name });
   const shown = statusLabel(status);
   return state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown;
@@ -181,7 +184,7 @@ function renderContext(hd, ctx) {
 }
 
 export function renderHeader(hd, ctx, status) {
-  const ended = TERMINAL.has(status);
+  const ended = TERMINAL.has(status) || status === LOST;
   renderTitle(hd, ctx, status);
   renderButtons(hd, ctx, ended);
   renderMeters(hd, ctx.store.state);
