@@ -52,7 +52,7 @@ async def test_a_priced_model_costs_what_genai_prices_computes_live_and_saved(se
     # saved: the static view names the cost with its digits, not "$0.0000"
     saved = static_transcript(run.transcript)
     assert format_cost(cost) == "$0.0000045"
-    assert "$0.0000045" in saved.text
+    assert "cost $0.0000045" in saved.text
     assert "$0.0000045" in saved.html
     assert "$0.0000 " not in saved.text
 
@@ -65,7 +65,7 @@ async def test_an_unpriced_model_shows_a_dash_never_zero_dollars(server: FakeOpe
     assert result.status == "completed", result.error
     assert result.usage.cost is None
     saved = static_transcript(run.transcript)
-    assert "· —" in saved.text
+    assert "cost —" in saved.text
     assert "$0" not in saved.text
     assert "$0" not in saved.html
 

@@ -159,7 +159,7 @@ function renderMeters(hd, state) {
   setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
   // Shown once a request was answered: "—" when the model's price is unknown (never $0.00), the exact value on hover.
   setHidden(hd.costEl, !(u.requests > 0));
-  setText(hd.costEl, formatCost(u.cost));
+  setText(hd.costEl, `cost ${formatCost(u.cost)}`);
   setAttr(hd.costEl, "data-cost", Number.isFinite(u.cost) ? u.cost : null);
   setAttr(hd.costEl, "title", Number.isFinite(u.cost) ? `cost of the whole run: ${costExact(u.cost)}` : "cost unknown: no published price for this model");
 }

@@ -95,7 +95,7 @@ function renderSlotHead(slot, sv, runEnded) {
   const status = statusLabel(shownStatus) || shownStatus;
   setText(sv.statusE, slot.kept ? label("kept_slot", { status }) : status);
   const u = slot.usage;
-  const cost = u.requests ? ` · ${formatCost(u.cost)}` : ""; // the slot's cost: "—" when the price is unknown
+  const cost = u.requests ? ` · cost ${formatCost(u.cost)}` : ""; // the slot's cost: "—" when the price is unknown
   setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}${cost}` : "");
 }
 

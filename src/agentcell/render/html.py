@@ -95,7 +95,7 @@ def _usage_text(usage: Usage) -> str:
     parts = [n(usage.requests, "request"), n(usage.tool_calls, "tool call"),
              f"tokens {usage.input_tokens:,} in / {usage.output_tokens:,} out"]
     if usage.requests:  # the cost with meaningful digits ($0.0000045); "—" when the price is unknown, never $0.00
-        parts.append(format_cost(usage.cost))
+        parts.append(f"cost {format_cost(usage.cost)}")
     return " · ".join(parts)
 
 
