@@ -17,6 +17,7 @@ import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
 import { createUI } from "./view/ui.js";
 import { LOST, viewStatus, watchKernel } from "./view/kernel.js";
+import { wireCopy } from "./view/copy.js";
 
 function clockOf(opts) {
   return {
@@ -116,6 +117,7 @@ export function createView(model, el, opts = {}) {
   const elapsed = () => renderElapsed(ctx.parts.hd, ctx, viewStatus(ctx));
   const disconnect = connect(ctx, elapsed);
   const unwatch = watchKernel(ctx);
+  const uncopy = wireCopy(ctx);
   ctx.flush();
   return {
     root: ctx.root,
@@ -124,6 +126,7 @@ export function createView(model, el, opts = {}) {
       ctx.ui.destroyed = true;
       disconnect();
       unwatch();
+      uncopy();
       ctx.scheduler.cancel();
       clearTimeout(ctx.parts.ex.noticeTimer);
       ctx.root.remove();

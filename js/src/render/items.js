@@ -1,6 +1,7 @@
 // One timeline item (thinking, narration, tool card, approval, retry, guard, warning, checkpoint,
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
 import { h, preBlock } from "./dom.js";
+import { copyItemButton } from "./copy.js";
 import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
@@ -26,25 +27,28 @@ function payloadSummary(kind, d) {
   return kind.replace(/_/g, " ");
 }
 
-function collapsible(part, cls, heading, text, { open = false } = {}) {
+function collapsible(part, cls, heading, text, { open = false, copy = null } = {}) {
   return h(
     "details",
     { class: ["agentcell-collapse", cls], data: { part }, open },
     h("summary", { class: "agentcell-collapse-summary" }, heading),
+    copy ? copyItemButton(copy, text) : null,
     preBlock("agentcell-pre", text),
   );
 }
 
-function textBlock(part, cls, heading, text) {
-  if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text);
-  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), preBlock("agentcell-pre", text));
+/** A labelled block of text; `copy` (what it is, e.g. "tool result") adds a Copy button for it. */
+function textBlock(part, cls, heading, text, copy = null) {
+  if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text, { copy });
+  const head = copy ? h("div", { class: "agentcell-block-head" }, h("span", { class: "agentcell-label" }, heading), copyItemButton(copy, text)) : h("span", { class: "agentcell-label" }, heading);
+  return h("div", { class: ["agentcell-block", cls], data: { part } }, head, preBlock("agentcell-pre", text));
 }
 
 function argsBlock(args) {
   if (args === null || args === undefined) return null;
   const isEmpty = typeof args === "object" && Object.keys(args).length === 0;
   if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, label("no_arguments"));
-  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args));
+  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args), "tool call arguments");
 }
 
 /** Approve, then the reason a denial carries, then Deny (the reason comes before the button it belongs to). */
@@ -106,7 +110,7 @@ const RENDER = {
     if (status !== "running") {
       if (status === "error" && item.error) body.push(h("div", { class: "agentcell-tool-error" }, String(item.error)));
       const result = formatResult(item.result ?? "");
-      if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result));
+      if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result, "tool result"));
     }
     if (ctx.teaching && item.callId) body.push(h("div", { class: "agentcell-teach-only agentcell-call-id" }, `call id: ${item.callId}`));
     return h(

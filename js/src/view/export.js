@@ -45,7 +45,7 @@ function exportText(ex, ctx) {
   return JSON.stringify(data, null, 2);
 }
 
-function legacyCopy(root, text) {
+export function legacyCopy(root, text) {
   // Clipboard API unavailable (insecure context, permissions): the legacy way.
   const ta = h("textarea", { class: "agentcell-offscreen", "aria-hidden": "true" });
   ta.value = text;

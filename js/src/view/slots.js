@@ -6,6 +6,7 @@ import { formatCost, formatJSON, label, plural, statusLabel } from "../format.js
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
 import { ENDED_ITEMS, renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
+import { copyItemButton } from "../render/copy.js";
 
 /** `now`: the view's clock, which the answer views also time their work by. */
 export function createBody(now = () => performance.now()) {
@@ -45,6 +46,7 @@ function newSlotView(slot, now) {
     typeEl: h("span", { class: "agentcell-slot-type" }),
     statusE: h("span", { class: "agentcell-slot-status" }),
     usageEl: h("span", { class: "agentcell-slot-usage" }),
+    copyBtn: copyItemButton(`answer of slot ${slot.name} (Markdown)`, () => slotAnswer(slot) || null),
     timeline: h("div", { class: "agentcell-timeline" }),
     drafting: h("div", { class: "agentcell-drafting", hidden: true, role: "status" }),
     md: h("div", { class: "agentcell-markdown" }),
@@ -61,7 +63,7 @@ function newSlotView(slot, now) {
     "section",
     { class: "agentcell-slot", data: { slot: slot.name }, aria: { label: `slot ${slot.name}` } },
     // A heading per slot (and per round, below) lets a screen reader jump through a long run.
-    h("h3", { class: "agentcell-slot-head" }, sv.nameEl, " ", sv.typeEl, " ", sv.statusE, " ", sv.usageEl),
+    h("div", { class: "agentcell-slot-bar" }, h("h3", { class: "agentcell-slot-head" }, sv.nameEl, " ", sv.typeEl, " ", sv.statusE, " ", sv.usageEl), sv.copyBtn),
     sv.timeline,
     sv.answer,
     sv.error,
@@ -97,6 +99,9 @@ function renderSlotHead(slot, sv, runEnded) {
   const u = slot.usage;
   const cost = u.requests ? ` · cost ${formatCost(u.cost)}` : ""; // the slot's cost: "—" when the price is unknown
   setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}${cost}` : "");
+  sv.copyBtn.agentcellCopy = () => slotAnswer(slot) || null; // the slot object may be replaced by a snapshot
+  // Whether there is an answer, without reading it whole (a long answer is a rope: see takeAppended).
+  setHidden(sv.copyBtn, !isTextType(slot.type) || !(slot.finalText || slot.streamed.size));
 }
 
 function roundView(sv, round) {
