@@ -145,8 +145,7 @@ export function requestText(item) {
   const parts = [`${item.purpose === "compaction" ? "compaction request" : "request"} ${item.request}`];
   if (Number.isFinite(item.latencyMs) && item.latencyMs > 0) parts.push(formatMs(item.latencyMs));
   parts.push(`${formatCount(item.input)} in / ${formatCount(item.output)} out`);
-  const cost = formatCost(item.cost);
-  if (cost) parts.push(cost);
+  parts.push(`cost ${formatCost(item.cost)}`); // per request: "—" when the model's price is unknown
   if (item.ended && item.ended !== "completed") parts.push(`cut off (${item.ended})`);
   return parts.join(" · ");
 }

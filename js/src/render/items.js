@@ -75,7 +75,8 @@ function approvalOutcome(item, state, sent) {
   if (state === "approved") text = label("approved");
   else if (state === "denied") text = `${label("denied")}${item.resolved.reason ? `: ${item.resolved.reason}` : ""}`;
   else if (state === "sent") text = label(sent ? "approval_sent" : "denial_sent");
-  return h("div", { class: "agentcell-approval-outcome", tabindex: "-1", data: { "focus-key": `outcome:${item.callId}` } }, text);
+  // A line of text with a mark (CSS), sized to its words: focused, it must not look like a field to type in.
+  return h("div", { class: "agentcell-approval-outcome", tabindex: "-1", data: { "focus-key": `outcome:${item.callId}`, outcome: state } }, text);
 }
 
 const RENDER = {

@@ -157,10 +157,13 @@ function renderAnswer(slot, sv, runEnded) {
   setAttr(sv.answer, "data-empty", (typed ? !slot.hasValue : text === "") ? "true" : null);
   setAttr(sv.answer, "data-stopped", slot.answerStopped ? "true" : null);
   setHidden(sv.stoppedMark, !slot.answerStopped);
-  const why = statusLabel(slot.status === "running" ? "stopped" : slot.status);
-  setText(sv.stoppedMark, slot.answerStopped ? label("partial_answer", { status: why }) : "");
-  setHidden(sv.error, !slot.error);
-  setText(sv.error, slot.error ?? "");
+  // A deliberate Stop is said once, by the status: the mark is "partial answer", and no "stopped" error line.
+  const stopped = slot.status === "stopped" || slot.status === "running";
+  const mark = stopped ? label("partial_answer_stopped") : label("partial_answer", { status: statusLabel(slot.status) });
+  setText(sv.stoppedMark, slot.answerStopped ? mark : "");
+  const error = slot.status === "stopped" && slot.error === "stopped" ? null : slot.error;
+  setHidden(sv.error, !error);
+  setText(sv.error, error ?? "");
 }
 
 function renderSlot(slot, sv, rctx, ctxKey, runEnded) {

@@ -106,6 +106,11 @@ def _slot_status(slot: Slot) -> str:
     return label("kept_slot", status=text) if slot.kept else text
 
 
+def _shown_error(slot: Slot) -> str | None:
+    """The slot's error, except a deliberate Stop's: its status already says "stopped" (no "error: stopped")."""
+    return None if slot.status == "stopped" and slot.error == "stopped" else slot.error
+
+
 def _typed(slot: Slot) -> bool:
     return slot.has_value and not is_text_type(slot.type)
 
@@ -152,10 +157,11 @@ def _slot_html(slot: Slot, *, ended: bool, budget: _Budget) -> str:
     elif slot.answer():
         partial = ""
         if slot.answer_stopped or not slot.has_value:
-            note = label("partial_answer", status=status_label(slot.status))
+            note = (label("partial_answer_stopped") if slot.status == "stopped"  # the status above says it once
+                    else label("partial_answer", status=status_label(slot.status)))
             partial = f'<div class="ac-muted"><em>{e(note)}</em></div>'
         out.append(f'<div class="ac-answer">{_answer_html(slot.answer(), budget)}{partial}</div>')
-    if slot.error:
+    if _shown_error(slot):
         out.append(f'<div class="ac-error">{e(slot.error)}</div>')
     out.append("</section>")
     return "".join(out)
@@ -210,7 +216,7 @@ def transcript_text(
         elif slot.answer():
             answer = slot.answer() if budget is None else _cut_answer(slot.answer(), budget)
             lines.append(answer + (" [partial]" if slot.answer_stopped or not slot.has_value else ""))
-        if slot.error:
+        if _shown_error(slot):
             lines.append(f"  error: {slot.error}")
     return "\n".join(lines)
 
