@@ -18,6 +18,7 @@ import { buildTeaching, renderTeaching } from "./view/teaching.js";
 import { createUI } from "./view/ui.js";
 import { LOST, viewStatus, watchKernel } from "./view/kernel.js";
 import { wireCopy } from "./view/copy.js";
+import { watchHostTheme } from "./view/theme.js";
 
 function clockOf(opts) {
   return {
@@ -118,6 +119,7 @@ export function createView(model, el, opts = {}) {
   const disconnect = connect(ctx, elapsed);
   const unwatch = watchKernel(ctx);
   const uncopy = wireCopy(ctx);
+  const untheme = watchHostTheme(ctx.root);
   ctx.flush();
   return {
     root: ctx.root,
@@ -127,6 +129,7 @@ export function createView(model, el, opts = {}) {
       disconnect();
       unwatch();
       uncopy();
+      untheme();
       ctx.scheduler.cancel();
       clearTimeout(ctx.parts.ex.noticeTimer);
       ctx.root.remove();

@@ -76,3 +76,24 @@ describe("the approval outcome", () => {
     expect(line.querySelector("input, textarea")).toBeNull();
   });
 });
+
+describe("the context gauge", () => {
+  const ctxEv = (extra) => ({ kind: "context_updated", run_id: "run-1", slot: "answer", used_tokens: 1200, window: 128000, fraction: 0.0094, request: 1, t: 1, ...extra });
+
+  it("shows a known window as a fraction", () => {
+    const { $ } = mount([ev.runStarted(), ev.slotStarted(), ctxEv({})]);
+    const gauge = $(".agentcell-context");
+    expect(gauge.hidden).toBe(false);
+    expect(gauge.querySelector(".agentcell-meter-text").textContent).toBe("1.2k / 128k");
+    expect(gauge.dataset.window).toBe("128000");
+  });
+
+  it("says 'window unknown' when the window is only assumed, with no fraction or bar", () => {
+    const { $ } = mount([ev.runStarted(), ev.slotStarted(), ctxEv({ window_known: false })]);
+    const gauge = $(".agentcell-context");
+    expect(gauge.querySelector(".agentcell-meter-text").textContent).toBe("1.2k · window unknown");
+    expect(gauge.dataset.windowKnown).toBe("false");
+    expect(gauge.hasAttribute("data-window")).toBe(false);
+    expect(gauge.hasAttribute("data-limit")).toBe(false);
+  });
+});

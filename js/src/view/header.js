@@ -64,7 +64,7 @@ export function buildHeader(exportControls) {
   const title = h(
     "div",
     { class: "agentcell-title" },
-    h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"),
+    (hd.logoEl = h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent")),
     hd.modelEl,
     hd.offlineEl,
     h("span", { class: "agentcell-status-line" }, hd.dotEl, hd.statusEl),
@@ -112,6 +112,7 @@ function renderTitle(hd, ctx, status) {
   setAttr(root, "data-waiting", waiting ? "approval" : null);
   setAttr(root, "data-teaching", ctx.ui.teaching ? "true" : "false");
   setAttr(root, "data-size", ctx.model.get("presentation") ? "presentation" : null);
+  setText(hd.logoEl, ctx.model.get("origin") || "%%agent"); // `show()` (marimo, scripts) is not a %%agent cell
   setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
   setHidden(hd.offlineEl, !state.offline);
   setAttr(root, "data-offline", state.offline ? "true" : null);
@@ -171,6 +172,16 @@ function renderContext(hd, ctx) {
   setHidden(el, !(c && c.window > 0));
   setAttr(ctx.root, "data-segment", state.segment > 1 ? state.segment : null);
   if (el.hidden) return;
+  setAttr(el, "data-window-known", c.windowKnown ? null : "false");
+  if (!c.windowKnown) {
+    // No table knows this model's window: the tokens in use are a fact, a fraction of an assumed window is not.
+    setText(text, `${c.estimated ? "~" : ""}${formatTokens(c.used)} · window unknown`);
+    for (const name of ["data-window", "data-fraction", "data-level", "data-limit"]) setAttr(el, name, null);
+    setAttr(el, "data-used", c.used);
+    setAttr(el, "title", `tokens in use after request ${c.request ?? "?"}; the model's context window is not known (pass context_window= to give it)`);
+    fill.style.width = "0%";
+    return;
+  }
   const frac = Math.max(0, c.fraction);
   setText(text, `${c.estimated ? "~" : ""}${formatTokens(c.used)} / ${formatTokens(c.window)}`);
   setAttr(el, "data-used", c.used);

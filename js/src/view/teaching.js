@@ -73,7 +73,7 @@ function slotLesson(state, slot, tp) {
     laneHeads(),
     rounds,
     lesson.markers.map((m) => markerEl(m, `lesson-${slot.name}-slot`)),
-    contextStrip(lesson, state.context?.window ?? 0),
+    contextStrip(lesson, state.context?.windowKnown === false ? 0 : state.context?.window ?? 0), // 0: tokens only
   );
 }
 

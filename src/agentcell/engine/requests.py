@@ -327,6 +327,7 @@ class SlotRequests:
                     slot=self.slot,
                     used_tokens=used,
                     window=keeper.window,
+                    window_known=keeper.window_known,
                     fraction=round(used / keeper.window, 4),
                     request=self._count,
                 )

@@ -30,7 +30,7 @@ from .agents import SlotAgents
 from .budget import ceiling_from
 from .coalesce import TextCoalescer
 from .compaction import ContextKeeper
-from .context import window_for
+from .context import window_for, window_known
 from .eventlog import EventLog
 from .execute import Executor, ResumePoint
 from .guard import Guards
@@ -212,7 +212,8 @@ def _keeper(setup: _Setup) -> ContextKeeper:
     compaction = setup.options.compaction
     writer = None if compaction is None or compaction.model is None else resolve_model(compaction.model).model
     window = window_for(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
-    return ContextKeeper(window=window, compaction=compaction, summarizer=writer)
+    known = window_known(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
+    return ContextKeeper(window=window, compaction=compaction, summarizer=writer, window_known=known)
 
 
 def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[str]) -> Journal | None:

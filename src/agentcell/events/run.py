@@ -296,6 +296,9 @@ class ContextUpdated:
     fraction: float
     """`used_tokens / window`, rounded to 4 places; compaction starts above its threshold."""
     request: int = 1
+    window_known: bool = True
+    """False when `window` is only assumed (no table knows the model, no `context_window=`): views show the
+    tokens in use and "window unknown", not a fraction of a window nobody knows."""
     kind: Literal["context_updated"] = "context_updated"
 
 

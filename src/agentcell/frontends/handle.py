@@ -216,7 +216,8 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation:
     """
     loop = asyncio.get_running_loop()
     provenance = {"template_sha256": spec.template.sha256, "template_name": spec.template.name}
-    view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance)
+    origin = "%%agent" if spec.hints == "cell" else "agentcell"
+    view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance, origin=origin)
     approvals = WidgetApprovals(loop) if view is not None else None
     run = start(spec, approve=approvals)
     handle = RunHandle(run, widget=view, loop=loop)
