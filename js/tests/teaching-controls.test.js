@@ -97,3 +97,19 @@ describe("the context gauge", () => {
     expect(gauge.hasAttribute("data-limit")).toBe(false);
   });
 });
+
+describe("the offline badge", () => {
+  it("says the offline model was chosen, or that it answers because nothing was configured", () => {
+    const chosen = mount([ev.runStarted({ model: "offline", offline: true, offline_chosen: true })]);
+    expect(chosen.$(".agentcell-offline").textContent).toBe("offline (chosen)");
+    const fallback = mount([ev.runStarted({ model: "offline", offline: true })]);
+    expect(fallback.$(".agentcell-offline").textContent).toBe("offline default model");
+  });
+});
+
+describe("the header's name for what started the run", () => {
+  it("is %%agent for a cell and agentcell for show()", () => {
+    expect(mount([ev.runStarted()]).$(".agentcell-logo").textContent).toBe("%%agent");
+    expect(mount([ev.runStarted()], { origin: "agentcell" }).$(".agentcell-logo").textContent).toBe("agentcell");
+  });
+});

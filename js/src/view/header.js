@@ -6,6 +6,7 @@ import { h, setAttr, setHidden, setText } from "../render/dom.js";
 import { LOST, lostText } from "./kernel.js";
 
 const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
+const OFFLINE_CHOSEN_TITLE = "The offline model, as chosen: it answers with canned behaviour; nothing is sent over the network.";
 
 function meterEl(cls, name) {
   const bar = h("span", { class: "agentcell-bar-fill" });
@@ -115,6 +116,9 @@ function renderTitle(hd, ctx, status) {
   setText(hd.logoEl, ctx.model.get("origin") || "%%agent"); // `show()` (marimo, scripts) is not a %%agent cell
   setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
   setHidden(hd.offlineEl, !state.offline);
+  // Chosen (`-m offline`, AGENTCELL_MODEL=offline) or the default because nothing was configured: say which.
+  setText(hd.offlineEl, label(state.offlineChosen ? "offline_chosen" : "offline"));
+  setAttr(hd.offlineEl, "title", state.offlineChosen ? OFFLINE_CHOSEN_TITLE : OFFLINE_TITLE);
   setAttr(root, "data-offline", state.offline ? "true" : null);
   setText(hd.statusEl, statusText(state, status, waiting));
   setHidden(hd.gotoBtn, !waiting);

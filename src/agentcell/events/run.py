@@ -61,6 +61,8 @@ class RunStarted:
     """Display name of the model (never includes a credential)."""
     offline: bool = False
     """True when the offline default model answers (no network, canned behaviour)."""
+    offline_chosen: bool = False
+    """With `offline`: the user chose it (`-m offline`, `AGENTCELL_MODEL=offline`) rather than configured nothing."""
     slots: tuple[SlotInfo, ...] = ()
     limits: Limits = field(default_factory=Limits)
     tools: tuple[str, ...] = ()

@@ -178,7 +178,7 @@ def transcript_html(
     model = tr.model or str((provenance or {}).get("model", ""))
     head = [f"<strong>%%agent</strong> · model <code>{e(model or '?')}</code>"]
     if tr.offline:
-        head.append(e(label("offline")))
+        head.append(e(label("offline_chosen" if tr.offline_chosen else "offline")))
     head += [f"<strong>{e(status_label(tr.status))}</strong>", f"{tr.elapsed:.1f} s", e(_usage_text(tr.usage))]
     if not tr.ended:
         head.append(f"<em>{e(UNFINISHED)}</em>")
