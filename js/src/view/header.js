@@ -4,6 +4,7 @@ import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from
 import { costExact, formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText } from "../render/dom.js";
 import { LOST, lostText } from "./kernel.js";
+import { buildSlotMeters, renderSlotMeters } from "./slot-meters.js";
 
 const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
 const OFFLINE_CHOSEN_TITLE = "The offline model, as chosen: it answers with canned behaviour; nothing is sent over the network.";
@@ -55,11 +56,12 @@ export function buildHeader(exportControls) {
     tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ while estimated from the streamed text)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
+    slotMeters: buildSlotMeters(),
     teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
     stopBtn: button("agentcell-stop", { label: "Stop the run" }, "Stop the run", "Stop"),
     hintEl: h("div", { class: "agentcell-hint", hidden: true }),
   };
-  const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.runScope, hd.tokensEl, hd.costEl);
+  const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.slotMeters, hd.runScope, hd.tokensEl, hd.costEl);
   const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
   setHidden(hd.gotoBtn, true);
   const title = h(
@@ -156,6 +158,7 @@ function renderMeters(hd, state) {
   setText(hd.slotScope, sm.name === null ? "slot:" : `slot ${sm.name}:`);
   meterSet(hd.mReq, sm.requests, sm.limits.requests);
   meterSet(hd.mTools, sm.usage.tool_calls, sm.limits.tool_calls);
+  renderSlotMeters(hd.slotMeters, state, sm.name); // the other slots of a run of several
   const u = state.usage;
   const out = shownOutputTokens(state);
   setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${out.estimated ? "~" : ""}${formatCount(out.tokens)} out`);
