@@ -44,11 +44,12 @@ function textBlock(part, cls, heading, text, copy = null) {
   return h("div", { class: ["agentcell-block", cls], data: { part } }, head, preBlock("agentcell-pre", text));
 }
 
-function argsBlock(args) {
+/** `copy`: a Copy button for the arguments (not on an approval card: Tab goes from the card to Approve). */
+function argsBlock(args, { copy = true } = {}) {
   if (args === null || args === undefined) return null;
   const isEmpty = typeof args === "object" && Object.keys(args).length === 0;
   if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, label("no_arguments"));
-  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args), "tool call arguments");
+  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args), copy ? "tool call arguments" : null);
 }
 
 /** Approve, then the reason a denial carries, then Deny (the reason comes before the button it belongs to). */
@@ -140,7 +141,7 @@ const RENDER = {
         tabindex: "-1",
       },
       h("div", { class: "agentcell-approval-head" }, h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `), h("span", { class: "agentcell-tool-name" }, item.name)),
-      argsBlock(item.args),
+      argsBlock(item.args, { copy: false }),
       state === "pending" && !ctx.ended ? approvalActions(item, ctx) : approvalOutcome(item, state, sent),
     );
   },
