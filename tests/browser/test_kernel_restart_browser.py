@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -39,7 +40,7 @@ def test_a_kernel_restart_mid_run_shows_the_run_lost_with_stop_disabled_and_the_
     expect(widget).to_have_attribute("data-status", "lost", timeout=15_000)
     status = widget.locator(".agentcell-status")
     expect(status).to_have_text(
-        sync_api_re(r"^kernel restarted — this run was lost; \d+ words kept$"), timeout=5_000)
+        re.compile(r"^kernel restarted — this run was lost; \d+ words kept$"), timeout=5_000)
     kept = int((status.text_content() or "").split("; ")[1].split()[0])
     assert kept >= 4
     expect(widget.locator(".agentcell-stop")).to_be_disabled()
@@ -52,8 +53,3 @@ def test_a_kernel_restart_mid_run_shows_the_run_lost_with_stop_disabled_and_the_
     screenshot(page, "kernel-restart-lost.png")
     assert page.js_errors == []
 
-
-def sync_api_re(pattern: str) -> Any:
-    import re
-
-    return re.compile(pattern)
