@@ -31,11 +31,29 @@ export function formatCount(n) {
   return `${(n / 1e6).toFixed(1)}M`;
 }
 
+export const UNKNOWN_COST = "—";
+
+/**
+ * A cost in USD for people: two significant digits under a dollar ($0.0000045, $0.012), cents above; unknown
+ * is "—", never $0.00. The same function as `format_cost` in src/agentcell/usage.py (a shared table of
+ * cases, tests/fixtures/cost-format.json, keeps them equal).
+ */
 export function formatCost(cost) {
-  if (cost === null || cost === undefined || !Number.isFinite(cost)) return "";
-  if (cost === 0) return "$0";
-  if (cost < 0.01) return `$${cost.toFixed(4)}`;
-  return `$${cost.toFixed(2)}`;
+  if (typeof cost !== "number" || !Number.isFinite(cost)) return UNKNOWN_COST;
+  if (cost <= 0) return "$0";
+  if (cost >= 1) return `$${cost.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  if (cost < 1e-8) return "< $0.00000001";
+  const digits = 1 - Math.floor(Math.log10(cost));
+  const text = cost.toFixed(Math.max(2, digits));
+  if (text === "1.00") return "$1.00";
+  const [head, tail] = text.split(".");
+  return `$${head}.${tail.slice(0, 2)}${tail.slice(2).replace(/0+$/, "")}`;
+}
+
+/** The exact cost for a tooltip: "$0.0000045" in plain decimals (12 significant digits), or "—". */
+export function costExact(cost) {
+  if (formatCost(cost) === UNKNOWN_COST) return UNKNOWN_COST;
+  return `$${cost.toLocaleString("en-US", { maximumSignificantDigits: 12, useGrouping: false })}`;
 }
 
 export function formatMs(ms) {
@@ -127,8 +145,7 @@ export function requestText(item) {
   const parts = [`${item.purpose === "compaction" ? "compaction request" : "request"} ${item.request}`];
   if (Number.isFinite(item.latencyMs) && item.latencyMs > 0) parts.push(formatMs(item.latencyMs));
   parts.push(`${formatCount(item.input)} in / ${formatCount(item.output)} out`);
-  const cost = formatCost(item.cost);
-  if (cost) parts.push(cost);
+  parts.push(`cost ${formatCost(item.cost)}`); // per request: "—" when the model's price is unknown
   if (item.ended && item.ended !== "completed") parts.push(`cut off (${item.ended})`);
   return parts.join(" · ");
 }

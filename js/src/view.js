@@ -5,7 +5,7 @@
 // is touched at most once per frame whatever the event rate. The render is view/header.js,
 // view/slots.js and view/teaching.js; Copy / Download are view/export.js. What the person did
 // (teaching view on, Stop clicked, approvals sent…) is the one `ui` object of view/ui.js.
-import { displayStatus, pendingApprovals, TERMINAL } from "./state.js";
+import { pendingApprovals, TERMINAL } from "./state.js";
 import { h } from "./render/dom.js";
 import { buildTranscript } from "./transcript.js";
 import { connect, createScheduler } from "./view/comm.js";
@@ -16,6 +16,9 @@ import { createBody, renderBody, resetBody } from "./view/slots.js";
 import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
 import { createUI } from "./view/ui.js";
+import { LOST, viewStatus, watchKernel } from "./view/kernel.js";
+import { wireCopy } from "./view/copy.js";
+import { watchHostTheme } from "./view/theme.js";
 
 function clockOf(opts) {
   return {
@@ -40,8 +43,8 @@ function render(ctx) {
   try {
     const focused = focusedKey(ctx.root) ?? ui.focusKept;
     ui.focusKept = null;
-    const status = displayStatus(ctx.model.get("status"), store.state);
-    const ended = TERMINAL.has(status);
+    const status = viewStatus(ctx);
+    const ended = TERMINAL.has(status) || status === LOST;
     if (ended) ui.stopping = false;
     renderHeader(parts.hd, ctx, status);
     const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, reasons: ui.reasons, onApprove: ctx.approve, ...ctx.forking };
@@ -66,7 +69,7 @@ function wireActions(ctx) {
   });
   hd.stopBtn.addEventListener("blur", () => ctx.schedule()); // an ended run's Stop is disabled once the focus left it
   hd.gotoBtn.addEventListener("click", () => {
-    const waiting = waitingFor(ctx, displayStatus(ctx.model.get("status"), ctx.store.state));
+    const waiting = waitingFor(ctx, viewStatus(ctx));
     if (waiting) placeFocus(ctx.root, `approval:${waiting.callId}`, { force: true });
   });
   hd.teachBtn.addEventListener("click", () => {
@@ -143,8 +146,11 @@ export function createView(model, el, opts = {}) {
   const ctx = createContext(model, opts);
   el.append(ctx.root);
   wireActions(ctx);
-  const elapsed = () => renderElapsed(ctx.parts.hd, ctx, displayStatus(model.get("status"), ctx.store.state));
+  const elapsed = () => renderElapsed(ctx.parts.hd, ctx, viewStatus(ctx));
   const disconnect = connect(ctx, elapsed);
+  const unwatch = watchKernel(ctx);
+  const uncopy = wireCopy(ctx);
+  const untheme = watchHostTheme(ctx.root);
   ctx.flush();
   return {
     root: ctx.root,
@@ -152,6 +158,9 @@ export function createView(model, el, opts = {}) {
     destroy() {
       ctx.ui.destroyed = true;
       disconnect();
+      unwatch();
+      uncopy();
+      untheme();
       ctx.scheduler.cancel();
       clearTimeout(ctx.parts.ex.noticeTimer);
       ctx.root.remove();

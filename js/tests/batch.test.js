@@ -34,7 +34,7 @@ describe("progress words", () => {
   it("says counts, tokens, cost, rate and time left", () => {
     const p = progress({ done: 2, failed: 1, running: 1, total: 10, pending: 6, tokens: 1500, cost: 0.0123, rows_per_min: 42, eta_s: 80, elapsed_s: 5 });
     expect(countsText(p)).toBe("3 of 10 rows · 2 done · 1 failed · 1 running · 6 pending");
-    expect(statsText(p)).toBe("1.5k tokens · $0.01 · 42 rows/min · about 1 m 20 s left · elapsed 5.0 s");
+    expect(statsText(p)).toBe("1.5k tokens · $0.012 · 42 rows/min · about 1 m 20 s left · elapsed 5.0 s");
     expect(segments(p).map((s) => [s.group, s.percent])).toEqual([["done", 20], ["failed", 10], ["running", 10], ["pending", 60]]);
   });
   it("says when a Retry-After longer than the cap was cut short (issue 40: a batch froze for 1,157 days)", () => {

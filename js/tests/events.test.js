@@ -190,17 +190,29 @@ describe("event kinds", () => {
     expect(text(req)).toContain("4/5");
     expect(text($(".agentcell-meter-tools"))).toContain("1/4");
     expect(text($(".agentcell-tokens"))).toBe("tokens 15k in / 420 out");
-    expect(text($(".agentcell-cost"))).toBe("$0.0042");
+    expect(text($(".agentcell-cost"))).toBe("cost $0.0042");
     // a second slot's meter starts from its own usage
     send(ev.slotStarted("second"), ev.usage({ requests: 5, tool_calls: 1, input_tokens: 16000, output_tokens: 500, cost: 0.005 }, { slot: "second" }));
     expect($(".agentcell-meter-requests").dataset.used).toBe("1");
-    expect(text($('[data-slot="answer"] .agentcell-slot-usage'))).toBe("4 requests · 1 tool call");
+    expect(text($('[data-slot="answer"] .agentcell-slot-usage'))).toBe("4 requests · 1 tool call · cost $0.0042");
   });
 
-  it("cost is hidden while unknown", () => {
+  it("cost is hidden before any request, and an unknown one reads — (never $0.00)", () => {
     const { send, $ } = mount();
-    send(ev.runStarted(), ev.usage({ requests: 1 }));
+    send(ev.runStarted(), ev.usage({ requests: 0 }));
     expect($(".agentcell-cost").hidden).toBe(true);
+    send(ev.usage({ requests: 1 }));
+    expect($(".agentcell-cost").hidden).toBe(false);
+    expect(text($(".agentcell-cost"))).toBe("cost —");
+    expect($(".agentcell-cost").title).toBe("cost unknown: no published price for this model");
+  });
+
+  it("a small known cost keeps its digits, with the exact value on hover", () => {
+    const { send, $ } = mount();
+    send(ev.runStarted(), ev.slotStarted(), ev.usage({ requests: 1, input_tokens: 10, output_tokens: 5, cost: 4.5e-6 }));
+    expect(text($(".agentcell-cost"))).toBe("cost $0.0000045");
+    expect($(".agentcell-cost").title).toBe("cost of the whole run: $0.0000045");
+    expect(text($('[data-slot="answer"] .agentcell-slot-usage'))).toBe("1 request · 0 tool calls · cost $0.0000045");
   });
 
   it("run_warning: run-level and slot-level", () => {

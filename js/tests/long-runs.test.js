@@ -127,7 +127,7 @@ describe("request_completed (teaching view only)", () => {
     const { send, teach, $, $$ } = mount();
     send(ev.runStarted(), ev.slotStarted(), ev.token("Hi"), ev.request(1, { latency_ms: 340 }));
     const row = $(".agentcell-request");
-    expect(text(row)).toBe("request 1 · 340 ms · 120 in / 45 out");
+    expect(text(row)).toBe("request 1 · 340 ms · 120 in / 45 out · cost —");
     expect(row.dataset.request).toBe("1");
     expect(row.dataset.purpose).toBe("answer");
     expect(row.getAttribute("title")).toBe("model: gpt-4o-mini");
@@ -139,7 +139,7 @@ describe("request_completed (teaching view only)", () => {
     send(ev.toolStarted({ round: 2 }), ev.request(2, { usage: { requests: 1, input_tokens: 1500, output_tokens: 45 }, latency_ms: 1234 }));
     const rows = $$(".agentcell-request");
     expect(rows.map((r) => r.closest(".agentcell-round").dataset.round)).toEqual(["1", "2"]);
-    expect(text(rows[1])).toBe("request 2 · 1.23 s · 1.5k in / 45 out");
+    expect(text(rows[1])).toBe("request 2 · 1.23 s · 1.5k in / 45 out · cost —");
     // a round with a tool card is visible in the normal view too
     expect($('.agentcell-round[data-round="2"]').classList.contains("agentcell-teach-only")).toBe(false);
   });
@@ -151,12 +151,12 @@ describe("request_completed (teaching view only)", () => {
     send(ev.request(2, { ended: "stopped", usage: { input_tokens: 0, output_tokens: 0 } }));
     teach();
     const rows = $$(".agentcell-request");
-    expect(text(rows[0])).toBe("compaction request 1 · 800 ms · 30k in / 200 out · $0.0040");
+    expect(text(rows[0])).toBe("compaction request 1 · 800 ms · 30k in / 200 out · cost $0.004");
     expect(rows[0].dataset.purpose).toBe("compaction");
     // with the compaction marker it paid for, in the round about to go out
     expect(rows[0].closest(".agentcell-round").dataset.round).toBe("2");
     expect(rows[0].previousElementSibling.classList.contains("agentcell-compaction")).toBe(true);
-    expect(text(rows[1])).toBe("request 2 · 340 ms · 0 in / 0 out · cut off (stopped)");
+    expect(text(rows[1])).toBe("request 2 · 340 ms · 0 in / 0 out · cost — · cut off (stopped)");
     expect(rows[1].dataset.ended).toBe("stopped");
   });
 });
@@ -367,10 +367,10 @@ describe("counts are pluralized", () => {
   it("slot usage, thinking and tool counts read '1 request · 1 tool call', '(1 char)'", () => {
     const { send, $ } = mount();
     send(ev.runStarted(), ev.slotStarted(), ev.thinking("?"), ev.usage({ requests: 1, tool_calls: 1 }));
-    expect(text($(".agentcell-slot-usage"))).toBe("1 request · 1 tool call");
+    expect(text($(".agentcell-slot-usage"))).toBe("1 request · 1 tool call · cost —");
     expect(text($(".agentcell-thinking summary"))).toBe("thinking (1 char)");
     send(ev.usage({ requests: 3, tool_calls: 2 }));
-    expect(text($(".agentcell-slot-usage"))).toBe("3 requests · 2 tool calls");
+    expect(text($(".agentcell-slot-usage"))).toBe("3 requests · 2 tool calls · cost —");
   });
 });
 

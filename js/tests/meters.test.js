@@ -58,3 +58,17 @@ describe("header meters", () => {
     expect($$(".agentcell-meter-scope").map(text)).toEqual(["slot answer:", "run:"]);
   });
 });
+
+describe("a run of several slots", () => {
+  it("shows every slot that ran: the running one with bars, the others beside it", () => {
+    const { send, $, $$ } = mountView();
+    send(ev.runStarted({ slots: [{ name: "intro", type: "text" }, { name: "answer", type: "text" }] }));
+    send(ev.slotStarted("intro"), ev.usage({ requests: 1, tool_calls: 0 }, { slot: "intro" }));
+    expect($(".agentcell-slot-meters").hidden).toBe(true); // one slot so far: its bars say it all
+    send(ev.slotStarted("answer", { index: 1 }), ev.usage({ requests: 3, tool_calls: 2 }, { slot: "answer" }));
+    expect(text($(".agentcell-meter-scope"))).toBe("slot answer:");
+    expect($(".agentcell-slot-meters").hidden).toBe(false);
+    expect($$(".agentcell-slot-meter").map((m) => m.dataset.slot)).toEqual(["intro"]);
+    expect(text($(".agentcell-slot-meter"))).toBe("slot intro: requests 1/20 · tool calls 0/20");
+  });
+});

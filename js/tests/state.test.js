@@ -120,7 +120,7 @@ describe("format", () => {
     expect(formatCount(999)).toBe("999");
     expect(formatCount(1234)).toBe("1.2k");
     expect(formatCount(2_500_000)).toBe("2.5M");
-    expect(formatCost(null)).toBe("");
+    expect(formatCost(null)).toBe("—");
     expect(formatCost(0.00123)).toBe("$0.0012");
     expect(formatCost(1.5)).toBe("$1.50");
     expect(formatMs(12.4)).toBe("12 ms");

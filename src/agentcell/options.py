@@ -130,6 +130,10 @@ class RunOptions:
     """A model that describes the images, documents and audio a slot's model cannot read (pydantic-ai's
     `FileUnderstanding`: the description goes in the file's place); `None`: such a prompt is refused, in one
     sentence, before its request (`%%agent --describe-media MODEL`)."""
+    cost_limit: float | None = None
+    """USD: once the run's known cost reached this, it sends no further request and ends `budget_exhausted`
+    (`--max-cost` on one cell's run; a batch's `max_cost` is its own). Known means priced: a model with no
+    published price never reaches it."""
 
 
 # The keyword forms of `RunOptions`, in groups by which surfaces take them (a TypedDict cannot narrow a
@@ -172,6 +176,7 @@ class _OneRunKeywords(TypedDict, total=False):
     history: Sequence[ModelMessage] | None
     run_id: str | None
     resume_from: RunResult | None
+    cost_limit: float | None
 
 
 class RunOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _ApproveKeyword, _OneRunKeywords, total=False):
@@ -188,7 +193,8 @@ class ShowOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _OneRunKeywords, total
 
 
 class MapOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _ApproveKeyword, total=False):
-    """`map()`, per row: no `history`, `run_id` or `resume_from` (each belongs to one run, a row is its own)."""
+    """`map()`, per row: no `history`, `run_id`, `resume_from` or `cost_limit` (each belongs to one run, a row is
+    its own; the batch's cap is `map`'s `max_cost`)."""
 
 
 LEFT_OUT: dict[str, str] = {
@@ -196,6 +202,7 @@ LEFT_OUT: dict[str, str] = {
     "history": "each row is a run of its own",
     "run_id": "each row is a run of its own",
     "resume_from": "each row is a run of its own",
+    "cost_limit": "a batch's cap is its max_cost",
 }
 """Why a surface may not take an option (the sentence an unknown keyword's error ends with)."""
 

@@ -9,7 +9,9 @@ settings and `show()` take their defaults from them. They live beside `Limits` r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal, TypeAlias, TypeGuard, get_args
 
 MAX_REQUESTS = 20
@@ -71,3 +73,40 @@ class Limits:
     """Tool calls per slot."""
     output_tokens: int = MAX_OUTPUT_TOKENS
     """Output tokens per slot."""
+
+
+UNKNOWN_COST = "—"
+"""What a view shows for a cost nobody knows (a model with no published price): never `$0.00`."""
+SMALLEST_COST = 1e-8
+"""Below this a known cost is shown as `< $0.00000001` (its exact value is in `cost_exact`)."""
+
+
+def format_cost(cost: float | None) -> str:
+    """A cost in USD for people: two significant digits under a dollar (`$0.0000045`, `$0.012`), cents above.
+
+    Why not a fixed `$0.0000`: a 15-token `gpt-4o-mini` request costs $0.0000045 and a fixed four decimals
+    saved it as `$0.0000`, which reads as free. Unknown (`None`, or not a finite number) is `—`, never
+    `$0.00`. The widget's `formatCost` (js/src/format.js) is the same function; a shared table of cases
+    (tests/fixtures/cost-format.json) keeps the two equal.
+    """
+    if not isinstance(cost, int | float) or isinstance(cost, bool) or not math.isfinite(cost):
+        return UNKNOWN_COST
+    if cost <= 0:
+        return "$0"
+    if cost >= 1:
+        return f"${cost:,.2f}"
+    if cost < SMALLEST_COST:
+        return "< $0.00000001"
+    digits = 1 - math.floor(math.log10(cost))  # decimals that keep two significant digits
+    text = f"{cost:.{max(2, digits)}f}"
+    if text == "1.00":  # 0.9996 rounds up to a dollar
+        return "$1.00"
+    head, _, tail = text.partition(".")
+    return f"${head}.{tail[:2]}{tail[2:].rstrip('0')}"
+
+
+def cost_exact(cost: float | None) -> str:
+    """The exact cost for a tooltip: `$0.0000045` in plain decimals (12 significant digits), or `—`."""
+    if format_cost(cost) == UNKNOWN_COST or cost is None:
+        return UNKNOWN_COST
+    return f"${Decimal(f'{cost:.12g}'):f}"

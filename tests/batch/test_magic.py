@@ -133,3 +133,12 @@ async def test_bad_input_is_one_line_before_any_row(ip: InteractiveShell, line: 
     with pytest.raises(UsageError) as exc:
         ip.run_cell_magic("agent", line + " -m shouter", cell)
     assert str(exc.value) == message
+
+
+async def test_a_batch_cells_rows_speak_the_cells_words(ip: InteractiveShell) -> None:
+    """The offline model's advice in a row says `--model` (the cell's flag), not `model=` (Python's keyword)."""
+    ip.run_cell_magic("agent", "--over words -o b --max-rows 2", "Describe {{ item }} [[answer]]")
+    result = await ip.user_ns["b"]
+    answers = [r["answer"] for r in result.to_records()]
+    assert all("pass `--model` to the cell" in a for a in answers), answers
+    assert not any("model=\"openai" in a for a in answers)

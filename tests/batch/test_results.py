@@ -66,5 +66,5 @@ async def test_max_cost_stops_starting_rows_once_the_known_cost_passes_it() -> N
     result = await batch
     assert [r.status for r in result.rows] == ["completed"] * 3 + ["not_started"] * 7
     assert result.status == "stopped"
-    assert result.reason == "max_cost $0.05 reached ($0.0600 spent)"
+    assert result.reason == "max_cost $0.05 reached ($0.06 spent)"
     assert result.usage.cost == pytest.approx(0.06)

@@ -183,6 +183,13 @@ def shot(page: Any, name: str) -> Path:
     return path
 
 
+def _luminance(css_color: str) -> float:
+    """Relative luminance (WCAG) of an `rgb(…)`/`rgba(…)` computed colour."""
+    r, g, b = (int(v) / 255 for v in re.findall(r"[\d.]+", css_color)[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
 def journal_status(folder: Path, run_id: str) -> str | None:
     from agentcell.journal import load
 
@@ -246,6 +253,10 @@ def test_a_reopened_notebook_shows_the_finished_runs_transcript_light_and_dark(t
             widget = cell(page, "agentcell.show(").locator(".agentcell")
             expect(widget).to_have_attribute("data-status", "completed", timeout=30_000)
             expect(widget).to_contain_text("Zanzibar")
+            # The live widget follows marimo's dark theme (it stayed a white card on the dark page before).
+            expect(widget).to_have_attribute("data-host-theme", "dark")
+            bg, fg = widget.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
+            assert _luminance(bg) < 0.2 and _luminance(fg) > 0.6, (bg, fg)
             shot(page, "marimo-run-dark.png")
         session = tmp_path / "__marimo__" / "session" / "nb.py.json"
         deadline = time.monotonic() + 30

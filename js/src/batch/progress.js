@@ -27,11 +27,13 @@ export function countsText(p) {
   return [`${finished} of ${num(p?.total)} rows`, ...parts].join(" · ");
 }
 
-/** "1.2k tokens · $0.0123 · 42 rows/min · about 1 m 20 s left" (parts that are unknown are left out). */
+/**
+ * "1.2k tokens · $0.012 · 42 rows/min · about 1 m 20 s left" (rate and time left only once known). The cost
+ * shows once tokens were spent: "—" when the model's price is unknown, never $0.00.
+ */
 export function statsText(p) {
   const parts = [`${formatCount(num(p?.tokens))} tokens`];
-  const cost = formatCost(p?.cost);
-  if (cost) parts.push(cost);
+  if (num(p?.tokens) > 0 || Number.isFinite(p?.cost)) parts.push(formatCost(p?.cost));
   if (Number.isFinite(p?.rows_per_min)) parts.push(`${p.rows_per_min} rows/min`);
   const left = num(p?.pending) + num(p?.running);
   if (left > 0 && Number.isFinite(p?.eta_s)) parts.push(`about ${formatElapsed(p.eta_s)} left`);

@@ -19,7 +19,7 @@ function rowCells(row, columns) {
     h("td", { class: "agentcell-batch-input", title: cellText(row.input) }, cellText(row.input)),
     ...columns.map((c) => h("td", { class: "agentcell-batch-value" }, cellText(values[c]))),
     h("td", { class: "agentcell-batch-status", title: error ?? "" }, status, error ? h("div", { class: "agentcell-batch-error" }, error) : null),
-    h("td", { class: "agentcell-batch-usage" }, [formatCount(row.tokens ?? 0), formatCost(row.cost)].filter(Boolean).join(" · ")),
+    h("td", { class: "agentcell-batch-usage" }, [formatCount(row.tokens ?? 0), row.tokens > 0 || Number.isFinite(row.cost) ? formatCost(row.cost) : ""].filter(Boolean).join(" · ")),
   ];
 }
 

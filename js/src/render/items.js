@@ -2,6 +2,7 @@
 // teaching payload) -> a fresh element. All untrusted text goes in as text nodes.
 import { h, preBlock } from "./dom.js";
 import { renderMedia } from "./media.js";
+import { copyItemButton } from "./copy.js";
 import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
@@ -27,25 +28,29 @@ function payloadSummary(kind, d) {
   return kind.replace(/_/g, " ");
 }
 
-function collapsible(part, cls, heading, text, { open = false } = {}) {
+function collapsible(part, cls, heading, text, { open = false, copy = null } = {}) {
   return h(
     "details",
     { class: ["agentcell-collapse", cls], data: { part }, open },
     h("summary", { class: "agentcell-collapse-summary" }, heading),
+    copy ? copyItemButton(copy, text) : null,
     preBlock("agentcell-pre", text),
   );
 }
 
-function textBlock(part, cls, heading, text) {
-  if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text);
-  return h("div", { class: ["agentcell-block", cls], data: { part } }, h("span", { class: "agentcell-label" }, heading), preBlock("agentcell-pre", text));
+/** A labelled block of text; `copy` (what it is, e.g. "tool result") adds a Copy button for it. */
+function textBlock(part, cls, heading, text, copy = null) {
+  if (isLong(text)) return collapsible(part, cls, `${heading} (${text.length.toLocaleString("en")} chars)`, text, { copy });
+  const head = copy ? h("div", { class: "agentcell-block-head" }, h("span", { class: "agentcell-label" }, heading), copyItemButton(copy, text)) : h("span", { class: "agentcell-label" }, heading);
+  return h("div", { class: ["agentcell-block", cls], data: { part } }, head, preBlock("agentcell-pre", text));
 }
 
-function argsBlock(args) {
+/** `copy`: a Copy button for the arguments (not on an approval card: Tab goes from the card to Approve). */
+function argsBlock(args, { copy = true } = {}) {
   if (args === null || args === undefined) return null;
   const isEmpty = typeof args === "object" && Object.keys(args).length === 0;
   if (isEmpty) return h("div", { class: "agentcell-tool-args agentcell-muted" }, label("no_arguments"));
-  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args));
+  return textBlock("args", "agentcell-tool-args", label("arguments"), formatArgs(args), copy ? "tool call arguments" : null);
 }
 
 /** Approve, then the reason a denial carries, then Deny (the reason comes before the button it belongs to). */
@@ -114,7 +119,8 @@ function approvalOutcome(item, state, sent) {
   if (state === "approved") text = label("approved");
   else if (state === "denied") text = `${label("denied")}${item.resolved.reason ? `: ${item.resolved.reason}` : ""}`;
   else if (state === "sent") text = label(sent ? "approval_sent" : "denial_sent");
-  return h("div", { class: "agentcell-approval-outcome", tabindex: "-1", data: { "focus-key": `outcome:${item.callId}` } }, text);
+  // A line of text with a mark (CSS), sized to its words: focused, it must not look like a field to type in.
+  return h("div", { class: "agentcell-approval-outcome", tabindex: "-1", data: { "focus-key": `outcome:${item.callId}`, outcome: state } }, text);
 }
 
 const RENDER = {
@@ -149,7 +155,7 @@ const RENDER = {
     if (status !== "running") {
       if (status === "error" && item.error) body.push(h("div", { class: "agentcell-tool-error" }, String(item.error)));
       const result = formatResult(item.result ?? "");
-      if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result));
+      if (result !== "" || status !== "error") body.push(textBlock("result", "agentcell-tool-result", label(status === "error" ? "error_result" : "result"), result, "tool result"));
     }
     if (ctx.teaching && item.callId) body.push(h("div", { class: "agentcell-teach-only agentcell-call-id" }, `call id: ${item.callId}`));
     if (ctx.ended && ctx.onForkGo && item.callId && status !== "running") {
@@ -182,7 +188,7 @@ const RENDER = {
         tabindex: "-1",
       },
       h("div", { class: "agentcell-approval-head" }, h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `), h("span", { class: "agentcell-tool-name" }, item.name)),
-      argsBlock(item.args),
+      argsBlock(item.args, { copy: false }),
       state === "pending" && !ctx.ended ? approvalActions(item, ctx) : approvalOutcome(item, state, sent),
     );
   },

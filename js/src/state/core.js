@@ -65,6 +65,7 @@ export function createState() {
     runId: null,
     model: "",
     offline: false,
+    offlineChosen: false, // run_started.offline_chosen: the user picked the offline model (not the default)
     limits: null,
     tools: [],
     toolSchemas: null,

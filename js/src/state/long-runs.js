@@ -93,7 +93,8 @@ export const LONG_RUN_HANDLERS = {
     const used = num(ev.used_tokens);
     const window = num(ev.window);
     const fraction = typeof ev.fraction === "number" && Number.isFinite(ev.fraction) ? ev.fraction : window > 0 ? used / window : 0;
-    state.context = { used, window, fraction, request: num(ev.request, null), slot: ev.slot ?? null };
+    // `window_known: false`: the window is only assumed (for compaction); the gauge says "window unknown".
+    state.context = { used, window, fraction, request: num(ev.request, null), slot: ev.slot ?? null, windowKnown: ev.window_known !== false };
   },
   compaction_started(state, ev) {
     const slot = getSlot(state, ev.slot);

@@ -40,6 +40,7 @@ export const RUN_HANDLERS = {
     state.runId = ev.run_id ?? null;
     state.model = String(ev.model ?? "");
     state.offline = !!ev.offline;
+    state.offlineChosen = !!ev.offline_chosen;
     state.limits = ev.limits && typeof ev.limits === "object" ? ev.limits : null;
     state.tools = Array.isArray(ev.tools) ? ev.tools.map(String) : [];
     state.toolSchemas = ev.tool_schemas ?? ev.tool_defs ?? null;

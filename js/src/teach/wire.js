@@ -2,6 +2,7 @@
 // pydantic-ai messages, or the HTTP exchange captured as sent (keys redacted by Python) — each
 // copyable; and the context gauge over time (tokens per round against the model's window).
 import { h } from "../render/dom.js";
+import { copyItemButton } from "../render/copy.js";
 import { formatCount, formatJSON, formatTokens, plural } from "../format.js";
 import { responseMessage } from "./messages.js";
 import { words } from "./words.js";
@@ -34,18 +35,10 @@ export function wireData(r, fmt, { model, tools }) {
   };
 }
 
+/** Copied and announced by the widget's one handler (view/copy.js), like every item's Copy button. */
 function copyButton(text, what) {
-  const btn = h("button", { type: "button", class: "agentcell-btn ac-copy", aria: { label: `Copy ${what}` } }, "Copy");
-  btn.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      btn.textContent = "Copied";
-    } catch {
-      const pre = btn.parentElement?.nextElementSibling;
-      if (pre) window.getSelection?.()?.selectAllChildren(pre);
-      btn.textContent = "Selected — press Ctrl+C";
-    }
-  });
+  const btn = copyItemButton(what, text);
+  btn.classList.add("ac-copy");
   return btn;
 }
 

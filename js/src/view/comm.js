@@ -70,6 +70,7 @@ export function connect(ctx, renderElapsed) {
     "change:status": () => ctx.schedule(),
     "change:hint": () => ctx.schedule(),
     "change:presentation": () => ctx.schedule(),
+    "change:origin": () => ctx.schedule(),
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(name, fn);
   const ticker = setInterval(() => {

@@ -18,13 +18,15 @@ const UNAVAILABLE = {
 export function buildExport() {
   const formatSel = h(
     "select",
-    { class: "agentcell-export-format", aria: { label: "Transcript format for Copy and Download" }, title: "Transcript format" },
+    { class: "agentcell-export-format", title: "Transcript format for Copy and Download" },
     EXPORT_FORMATS.map(([value, name]) => h("option", { value }, name)),
   );
+  // A visible label that names the select (it wraps it, so no id is needed): "Transcript as [OpenAI messages]".
+  const formatLabel = h("label", { class: "agentcell-export-label" }, h("span", { class: "agentcell-export-label-text" }, "Transcript as"), formatSel);
   const copyBtn = h("button", { type: "button", class: "agentcell-btn agentcell-copy", aria: { label: "Copy transcript JSON" }, title: "Copy the transcript as JSON" }, "Copy");
   const downloadBtn = h("button", { type: "button", class: "agentcell-btn agentcell-download", aria: { label: "Download transcript JSON" }, title: "Download the transcript as JSON" }, "Download");
   const noticeEl = h("div", { class: "agentcell-notice", role: "status", hidden: true });
-  return { formatSel, copyBtn, downloadBtn, noticeEl, noticeTimer: null, controls: [formatSel, copyBtn, downloadBtn] };
+  return { formatSel, formatLabel, copyBtn, downloadBtn, noticeEl, noticeTimer: null, controls: [formatLabel, copyBtn, downloadBtn] };
 }
 
 export function notice(ex, text) {
@@ -45,7 +47,7 @@ function exportText(ex, ctx) {
   return JSON.stringify(data, null, 2);
 }
 
-function legacyCopy(root, text) {
+export function legacyCopy(root, text) {
   // Clipboard API unavailable (insecure context, permissions): the legacy way.
   const ta = h("textarea", { class: "agentcell-offscreen", "aria-hidden": "true" });
   ta.value = text;

@@ -1,10 +1,13 @@
 // The header: model, offline badge, status, elapsed time, budget meters, tokens, cost, the context
 // gauge, and the hint under it. Stop and Teaching view are its buttons (their clicks are wired in view.js).
 import { currentSlotMeters, pendingApprovals, shownOutputTokens, TERMINAL } from "../state.js";
-import { formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
+import { costExact, formatCost, formatCount, formatElapsed, formatTokens, label, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText } from "../render/dom.js";
+import { LOST, lostText } from "./kernel.js";
+import { buildSlotMeters, renderSlotMeters } from "./slot-meters.js";
 
 const OFFLINE_TITLE = "No model configured: the offline default model answers with canned behaviour; nothing is sent over the network.";
+const OFFLINE_CHOSEN_TITLE = "The offline model, as chosen: it answers with canned behaviour; nothing is sent over the network.";
 
 function meterEl(cls, name) {
   const bar = h("span", { class: "agentcell-bar-fill" });
@@ -53,17 +56,18 @@ export function buildHeader(exportControls) {
     tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ while estimated from the streamed text)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
+    slotMeters: buildSlotMeters(),
     teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
     stopBtn: button("agentcell-stop", { label: "Stop the run" }, "Stop the run", "Stop"),
     hintEl: h("div", { class: "agentcell-hint", hidden: true }),
   };
-  const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.runScope, hd.tokensEl, hd.costEl);
+  const meter = h("div", { class: "agentcell-meter" }, hd.slotScope, hd.mReq.el, hd.mTools.el, hd.context.el, hd.slotMeters, hd.runScope, hd.tokensEl, hd.costEl);
   const actions = h("div", { class: "agentcell-actions" }, hd.teachBtn, ...exportControls, hd.stopBtn);
   setHidden(hd.gotoBtn, true);
   const title = h(
     "div",
     { class: "agentcell-title" },
-    h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent"),
+    (hd.logoEl = h("span", { class: "agentcell-logo", "aria-hidden": "true" }, "%%agent")),
     hd.modelEl,
     hd.offlineEl,
     h("span", { class: "agentcell-status-line" }, hd.dotEl, hd.statusEl),
@@ -79,6 +83,7 @@ function elapsedSeconds(ctx, status) {
   const { state } = ctx.store;
   const { ui } = ctx;
   if (state.ended) return state.endT ?? state.lastT;
+  if (status === LOST) return Math.max(ui.shownElapsed, state.lastT); // the clock stops where it was
   if (TERMINAL.has(status) || !state.started) return state.lastT;
   const live = ui.elapsedAnchor.t + (ctx.now() - ui.elapsedAnchor.at) / 1000;
   ui.shownElapsed = Math.max(ui.shownElapsed, live);
@@ -91,11 +96,12 @@ export function renderElapsed(hd, ctx, status) {
 
 /** The approval the run waits for (not answered, not sent yet), or null. */
 export function waitingFor(ctx, status) {
-  if (TERMINAL.has(status)) return null;
+  if (TERMINAL.has(status) || status === LOST) return null;
   return pendingApprovals(ctx.store.state).find((it) => !ctx.ui.sentApprovals.has(it.callId)) ?? null;
 }
 
 function statusText(state, status, waiting) {
+  if (status === LOST) return lostText(state);
   if (waiting) return label("waiting_approval", { tool: waiting.name });
   const shown = statusLabel(status);
   return state.earlyTermination && status === "halted" ? label("guard_status", { status: shown }) : shown;
@@ -109,8 +115,12 @@ function renderTitle(hd, ctx, status) {
   setAttr(root, "data-waiting", waiting ? "approval" : null);
   setAttr(root, "data-teaching", ctx.ui.teaching ? "true" : "false");
   setAttr(root, "data-size", ctx.model.get("presentation") ? "presentation" : null);
+  setText(hd.logoEl, ctx.model.get("origin") || "%%agent"); // `show()` (marimo, scripts) is not a %%agent cell
   setText(hd.modelEl, state.model || (state.started ? "model" : "…"));
   setHidden(hd.offlineEl, !state.offline);
+  // Chosen (`-m offline`, AGENTCELL_MODEL=offline) or the default because nothing was configured: say which.
+  setText(hd.offlineEl, label(state.offlineChosen ? "offline_chosen" : "offline"));
+  setAttr(hd.offlineEl, "title", state.offlineChosen ? OFFLINE_CHOSEN_TITLE : OFFLINE_TITLE);
   setAttr(root, "data-offline", state.offline ? "true" : null);
   setText(hd.statusEl, statusText(state, status, waiting));
   setHidden(hd.gotoBtn, !waiting);
@@ -148,15 +158,18 @@ function renderMeters(hd, state) {
   setText(hd.slotScope, sm.name === null ? "slot:" : `slot ${sm.name}:`);
   meterSet(hd.mReq, sm.requests, sm.limits.requests);
   meterSet(hd.mTools, sm.usage.tool_calls, sm.limits.tool_calls);
+  renderSlotMeters(hd.slotMeters, state, sm.name); // the other slots of a run of several
   const u = state.usage;
   const out = shownOutputTokens(state);
   setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${out.estimated ? "~" : ""}${formatCount(out.tokens)} out`);
   setAttr(hd.tokensEl, "data-input", u.input_tokens);
   setAttr(hd.tokensEl, "data-output", out.tokens);
   setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
-  const cost = formatCost(u.cost);
-  setHidden(hd.costEl, cost === "");
-  setText(hd.costEl, cost);
+  // Shown once a request was answered: "—" when the model's price is unknown (never $0.00), the exact value on hover.
+  setHidden(hd.costEl, !(u.requests > 0));
+  setText(hd.costEl, `cost ${formatCost(u.cost)}`);
+  setAttr(hd.costEl, "data-cost", Number.isFinite(u.cost) ? u.cost : null);
+  setAttr(hd.costEl, "title", Number.isFinite(u.cost) ? `cost of the whole run: ${costExact(u.cost)}` : "cost unknown: no published price for this model");
 }
 
 function renderContext(hd, ctx) {
@@ -166,6 +179,16 @@ function renderContext(hd, ctx) {
   setHidden(el, !(c && c.window > 0));
   setAttr(ctx.root, "data-segment", state.segment > 1 ? state.segment : null);
   if (el.hidden) return;
+  setAttr(el, "data-window-known", c.windowKnown ? null : "false");
+  if (!c.windowKnown) {
+    // No table knows this model's window: the tokens in use are a fact, a fraction of an assumed window is not.
+    setText(text, `${c.estimated ? "~" : ""}${formatTokens(c.used)} · window unknown`);
+    for (const name of ["data-window", "data-fraction", "data-level", "data-limit"]) setAttr(el, name, null);
+    setAttr(el, "data-used", c.used);
+    setAttr(el, "title", `tokens in use after request ${c.request ?? "?"}; the model's context window is not known (pass context_window= to give it)`);
+    fill.style.width = "0%";
+    return;
+  }
   const frac = Math.max(0, c.fraction);
   setText(text, `${c.estimated ? "~" : ""}${formatTokens(c.used)} / ${formatTokens(c.window)}`);
   setAttr(el, "data-used", c.used);
@@ -179,7 +202,7 @@ function renderContext(hd, ctx) {
 }
 
 export function renderHeader(hd, ctx, status) {
-  const ended = TERMINAL.has(status);
+  const ended = TERMINAL.has(status) || status === LOST;
   renderTitle(hd, ctx, status);
   renderButtons(hd, ctx, ended);
   renderMeters(hd, ctx.store.state);

@@ -2,10 +2,11 @@
 // Each object's `v` (bumped by the reducer) plus the render context forms a key, so only what
 // changed is rebuilt; <details> a reader opened stay open across rebuilds (dom.swap).
 import { isTextType, slotAnswer, takeAppended } from "../state.js";
-import { formatJSON, label, plural, statusLabel } from "../format.js";
+import { formatCost, formatJSON, label, plural, statusLabel } from "../format.js";
 import { h, setAttr, setHidden, setText, swap, syncChildren } from "../render/dom.js";
 import { ENDED_ITEMS, forkControls, renderItem, TEACH_ONLY_ITEMS } from "../render/items.js";
 import { ANSWER_SLICE, ANSWER_SLICE_MS, AnswerView } from "../render/answer.js";
+import { copyItemButton } from "../render/copy.js";
 
 /** `now`: the view's clock, which the answer views also time their work by. */
 export function createBody(now = () => performance.now()) {
@@ -45,6 +46,7 @@ function newSlotView(slot, now) {
     typeEl: h("span", { class: "agentcell-slot-type" }),
     statusE: h("span", { class: "agentcell-slot-status" }),
     usageEl: h("span", { class: "agentcell-slot-usage" }),
+    copyBtn: copyItemButton(`answer of slot ${slot.name} (Markdown)`, () => slotAnswer(slot) || null),
     timeline: h("div", { class: "agentcell-timeline" }),
     drafting: h("div", { class: "agentcell-drafting", hidden: true, role: "status" }),
     md: h("div", { class: "agentcell-markdown" }),
@@ -62,7 +64,7 @@ function newSlotView(slot, now) {
     "section",
     { class: "agentcell-slot", data: { slot: slot.name }, aria: { label: `slot ${slot.name}` } },
     // A heading per slot (and per round, below) lets a screen reader jump through a long run.
-    h("h3", { class: "agentcell-slot-head" }, sv.nameEl, " ", sv.typeEl, " ", sv.statusE, " ", sv.usageEl),
+    h("div", { class: "agentcell-slot-bar" }, h("h3", { class: "agentcell-slot-head" }, sv.nameEl, " ", sv.typeEl, " ", sv.statusE, " ", sv.usageEl), sv.copyBtn),
     sv.timeline,
     sv.answer,
     sv.error,
@@ -97,7 +99,11 @@ function renderSlotHead(slot, sv, runEnded) {
   const status = statusLabel(shownStatus) || shownStatus;
   setText(sv.statusE, slot.kept ? label("kept_slot", { status }) : status);
   const u = slot.usage;
-  setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}` : "");
+  const cost = u.requests ? ` · cost ${formatCost(u.cost)}` : ""; // the slot's cost: "—" when the price is unknown
+  setText(sv.usageEl, u.requests || u.tool_calls ? `${plural(u.requests, "request")} · ${plural(u.tool_calls, "tool call")}${cost}` : "");
+  sv.copyBtn.agentcellCopy = () => slotAnswer(slot) || null; // the slot object may be replaced by a snapshot
+  // Whether there is an answer, without reading it whole (a long answer is a rope: see takeAppended).
+  setHidden(sv.copyBtn, !isTextType(slot.type) || !(slot.finalText || slot.streamed.size));
 }
 
 function roundView(sv, round) {
@@ -153,10 +159,13 @@ function renderAnswer(slot, sv, runEnded) {
   setAttr(sv.answer, "data-empty", (typed ? !slot.hasValue : text === "") ? "true" : null);
   setAttr(sv.answer, "data-stopped", slot.answerStopped ? "true" : null);
   setHidden(sv.stoppedMark, !slot.answerStopped);
-  const why = statusLabel(slot.status === "running" ? "stopped" : slot.status);
-  setText(sv.stoppedMark, slot.answerStopped ? label("partial_answer", { status: why }) : "");
-  setHidden(sv.error, !slot.error);
-  setText(sv.error, slot.error ?? "");
+  // A deliberate Stop is said once, by the status: the mark is "partial answer", and no "stopped" error line.
+  const stopped = slot.status === "stopped" || slot.status === "running";
+  const mark = stopped ? label("partial_answer_stopped") : label("partial_answer", { status: statusLabel(slot.status) });
+  setText(sv.stoppedMark, slot.answerStopped ? mark : "");
+  const error = slot.status === "stopped" && slot.error === "stopped" ? null : slot.error;
+  setHidden(sv.error, !error);
+  setText(sv.error, error ?? "");
 }
 
 function renderSlot(slot, sv, rctx, ctxKey, runEnded) {

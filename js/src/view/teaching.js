@@ -73,7 +73,7 @@ function slotLesson(state, slot, tp) {
     laneHeads(),
     rounds,
     lesson.markers.map((m) => markerEl(m, `lesson-${slot.name}-slot`)),
-    contextStrip(lesson, state.context?.window ?? 0),
+    contextStrip(lesson, state.context?.windowKnown === false ? 0 : state.context?.window ?? 0), // 0: tokens only
   );
 }
 
@@ -95,9 +95,22 @@ function renderLoop(tp, state) {
   syncChildren(tp.loopEl, els);
 }
 
+/**
+ * After a new wire format was picked, open each slot's latest round's wire (the others keep their state and
+ * already show the new format): the format only changes folded sections, so a click that opened nothing
+ * looked like it did nothing.
+ */
+function openLastWires(loopEl) {
+  for (const slot of loopEl.querySelectorAll(".ac-lesson-slot")) {
+    const wires = slot.querySelectorAll("details.ac-wire");
+    if (wires.length) wires[wires.length - 1].open = true;
+  }
+}
+
 function renderSwitch(tp) {
   const pick = (fmt) => {
     tp.format = fmt;
+    tp.openWire = true; // the choice opens what it changes (renderTeaching)
     tp.redraw?.();
   };
   syncChildren(tp.switchEl, [formatSwitch(tp.format, pick)]);
@@ -123,6 +136,10 @@ export function renderTeaching(tp, state, teaching) {
     key.v = state.v;
     key.drawnFormat = tp.format;
     renderLoop(tp, state);
+  }
+  if (tp.openWire) {
+    tp.openWire = false;
+    openLastWires(tp.loopEl);
   }
   if (key.unknown !== state.unknownCount) {
     key.unknown = state.unknownCount;

@@ -33,7 +33,7 @@ from ..journal import load
 from ..loops import running_loop, wait_on
 from ..options import RunOptions
 from ..template.program import Template
-from ..usage import Usage
+from ..usage import Usage, format_cost
 from . import heap
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
@@ -275,7 +275,7 @@ class Batch:
             return False
         spent = self.usage.cost or 0.0
         if spent >= limit:
-            self.reason = self.reason or f"max_cost ${limit:g} reached (${spent:.4f} spent)"
+            self.reason = self.reason or f"max_cost ${limit:g} reached ({format_cost(spent)} spent)"
             return True
         return False
 

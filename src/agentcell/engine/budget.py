@@ -150,6 +150,7 @@ _CELL_HINTS = {
     "(e.g. [[{slot}|max_iter=3]]) so its last request is answered without tools",
     "tool_calls_limit": "raise it with --max-calls N on the %%agent line, or set max_calls=N on the slot",
     "output_tokens_limit": "raise it with --max-tokens N on the %%agent line, or max_tokens=N on the slot",
+    "cost limit": "raise it with --max-cost USD on the %%agent line",
 }
 
 
@@ -161,6 +162,8 @@ def exhausted_message(slot: str, exc: UsageLimitExceeded) -> str:
         hint = _CELL_HINTS[field].format(slot=slot) if field else "raise the ceilings with --max-iter/--max-calls"
         return f"slot {slot!r} ran out of budget: {text}; {hint}"
     hint = "raise the ceiling with limits=UsageLimits(...)"
+    if "cost limit" in text:
+        hint = "raise it with cost_limit=USD"
     for field, option in (("request_limit", "max_iter"), ("tool_calls_limit", "max_calls")):
         if field in text:
             hint = (

@@ -220,8 +220,12 @@ class ContextKeeper:
     the run's state. Its per-slot `SlotView`s make that accounting incremental.
     """
 
-    def __init__(self, *, window: int, compaction: Compaction | None, summarizer: Model | None = None) -> None:
+    def __init__(
+        self, *, window: int, compaction: Compaction | None, summarizer: Model | None = None, window_known: bool = True
+    ) -> None:
         self.window = window
+        self.window_known = window_known
+        """False when `window` is only assumed (a model no table knows): views say "window unknown"."""
         self.compaction = compaction
         self.summarizer = summarizer
         self.memo: list[Replacement] = []

@@ -56,6 +56,15 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
+def window_known(model_name: str, *, override: int | None = None, offline: bool = False) -> bool:
+    """Whether `window_for` gives a fact (`context_window=`, the offline model's own, the table) rather than
+    `DEFAULT_WINDOW`, assumed so compaction has a bound: the gauge then says "window unknown"."""
+    if override is not None or offline:
+        return True
+    name = model_name.lower()
+    return any(fragment in name for fragment, _ in KNOWN_WINDOWS)
+
+
 def window_for(model_name: str, *, override: int | None = None, offline: bool = False) -> int:
     """The context window to meter against: `override`, else the table, else `DEFAULT_WINDOW`."""
     if override is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
+from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_core import to_jsonable_python
@@ -34,6 +35,7 @@ from ..events import (
 )
 from ..formats.openai import to_openai
 from ..media.content import hollow_messages
+from ..usage import format_cost
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -129,6 +131,7 @@ async def _summary(
     summary, usage = await summarize(writer, transcript_text(older, tool_result_chars=SUMMARY_TOOL_CHARS))
     keeper.compactions += 1
     state.usage.update(f"{slot}#compaction{keeper.compactions}", usage)
+    state.spent += float(usage.cost or 0.0)
     state.emit(
         RequestCompleted(
             run_id=state.run_id,
@@ -165,6 +168,15 @@ def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
     for message in ModelMessagesTypeAdapter.dump_python(hollow_messages(messages), mode="json"):
         out.append({**message, "parts": [_clipped(part) for part in message.get("parts", [])]})
     return tuple(out)
+
+
+def spend_check(state: RunState) -> None:
+    """`cost_limit`: refuse the next request once the run's known cost reached it. Raised as pydantic-ai's
+    `UsageLimitExceeded`, so the slot ends `budget_exhausted` with what it has, like any other ceiling."""
+    limit = state.cost_limit
+    if limit is not None and state.spent >= limit:
+        spent = format_cost(state.spent)
+        raise UsageLimitExceeded(f"The run's cost limit of {format_cost(limit)} is reached ({spent} spent)")
 
 
 def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
@@ -242,6 +254,7 @@ class SlotRequests:
         self, ctx: RunContext[Any], messages: list[ModelMessage], parameters: ModelRequestParameters
     ) -> list[ModelMessage]:
         """Before a request step: journal the record so far, compact, announce; returns the messages to send."""
+        spend_check(self.state)
         self._journal(ctx)
         keeper = self.state.context
         if keeper is not None:
@@ -284,6 +297,7 @@ class SlotRequests:
         self._in_flight = False
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
+        state.spent += row.cost or 0.0
         self._reported = self._reported + row
         state.emit(
             ModelResponseReceived(
@@ -315,6 +329,7 @@ class SlotRequests:
                     slot=self.slot,
                     used_tokens=used,
                     window=keeper.window,
+                    window_known=keeper.window_known,
                     fraction=round(used / keeper.window, 4),
                     request=self._count,
                 )

@@ -227,6 +227,7 @@ class Run:
             run_id=self.run_id,
             model=self._state.model.name,
             offline=self._state.model.offline,
+            offline_chosen=self._state.model.offline and self._state.model.chosen,
             slots=slots,
             limits=limits_event(self._state.ceiling),
             tools=self._state.registry.names,

@@ -30,7 +30,7 @@ from .agents import SlotAgents
 from .budget import ceiling_from
 from .coalesce import TextCoalescer
 from .compaction import ContextKeeper
-from .context import window_for
+from .context import window_for, window_known
 from .eventlog import EventLog
 from .execute import Executor, ResumePoint
 from .fork import ForkPlan, remember, retag
@@ -208,6 +208,8 @@ def _launch(
         reference_time=_reference(options.now, resume),
         agents=setup.agents,
         describe_media=_describer(setup.options),
+        cost_limit=options.cost_limit,
+        spent=(resume.usage.cost or 0.0) if resume is not None else 0.0,
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
@@ -237,7 +239,8 @@ def _keeper(setup: _Setup) -> ContextKeeper:
     compaction = setup.options.compaction
     writer = None if compaction is None or compaction.model is None else resolve_model(compaction.model).model
     window = window_for(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
-    return ContextKeeper(window=window, compaction=compaction, summarizer=writer)
+    known = window_known(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
+    return ContextKeeper(window=window, compaction=compaction, summarizer=writer, window_known=known)
 
 
 def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[str]) -> Journal | None:

@@ -124,6 +124,10 @@ class RunState:
     """What `emit_text` feeds, for a slot to watch its merges (`ShownText` keeps the merged strings)."""
     agents: SlotAgents = field(default_factory=SlotAgents)
     """The slots' pydantic-ai agents, shared with every run of the same prepared setup (`agents.py`)."""
+    cost_limit: float | None = None
+    """`RunOptions.cost_limit`: no request is sent once `spent` reached it (`requests.py`)."""
+    spent: float = 0.0
+    """The known cost of the run's answered requests so far, in USD (unpriced requests add nothing)."""
     secrets: KnownSecrets = field(default_factory=KnownSecrets)
     """The credentials of the run's models (each slot adds its model's), masked in the run's own text:
     the responses' parts (`slotmodel.py`), the answers, the streamed deltas (`setup.py`'s sink)."""

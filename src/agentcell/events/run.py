@@ -62,6 +62,8 @@ class RunStarted:
     """Display name of the model (never includes a credential)."""
     offline: bool = False
     """True when the offline default model answers (no network, canned behaviour)."""
+    offline_chosen: bool = False
+    """With `offline`: the user chose it (`-m offline`, `AGENTCELL_MODEL=offline`) rather than configured nothing."""
     slots: tuple[SlotInfo, ...] = ()
     limits: Limits = field(default_factory=Limits)
     tools: tuple[str, ...] = ()
@@ -297,6 +299,9 @@ class ContextUpdated:
     fraction: float
     """`used_tokens / window`, rounded to 4 places; compaction starts above its threshold."""
     request: int = 1
+    window_known: bool = True
+    """False when `window` is only assumed (no table knows the model, no `context_window=`): views show the
+    tokens in use and "window unknown", not a fraction of a window nobody knows."""
     kind: Literal["context_updated"] = "context_updated"
 
 

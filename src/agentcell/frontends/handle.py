@@ -319,7 +319,8 @@ def launch(
     """
     loop = asyncio.get_running_loop()
     provenance = {"template_sha256": spec.template.sha256, "template_name": spec.template.name}
-    view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance)
+    origin = "%%agent" if spec.hints == "cell" else "agentcell"
+    view = None if spec.quiet else AgentWidget(hint=spec.hint, provenance=provenance, origin=origin)
     approvals = WidgetApprovals(loop) if view is not None else None
     run = start(spec, approve=approvals) if starter is None else starter(approvals)
     handle = RunHandle(run, widget=view, loop=loop)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
@@ -57,6 +57,8 @@ class ResolvedModel:
     model: Model
     name: str
     offline: bool = False
+    chosen: bool = True
+    """False only for the offline default, answering because no model was configured (views say which)."""
 
 
 def resolve_model(model: str | Model | None = None) -> ResolvedModel:
@@ -67,9 +69,10 @@ def resolve_model(model: str | Model | None = None) -> ResolvedModel:
     """
     if isinstance(model, Model):
         return ResolvedModel(model=_with_retries(model), name=_display_name(model), offline=is_offline(model))
-    spec = (model or os.environ.get(ENV_MODEL) or OFFLINE_NAME).strip()
+    configured = model or os.environ.get(ENV_MODEL)
+    spec = (configured or OFFLINE_NAME).strip()
     if spec == OFFLINE_NAME or spec.startswith(OFFLINE_NAME + ":"):
-        return _resolve_offline(spec)
+        return replace(_resolve_offline(spec), chosen=bool(configured))
     if spec.startswith(COMPAT_PREFIX + ":"):
         name, url = parse_compat(spec)
         compat = RetryingModel(openai_compatible(name, url), key_var=COMPAT_KEY_VAR)

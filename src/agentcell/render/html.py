@@ -19,7 +19,7 @@ from typing import Any
 
 from ..labels import label, status_label
 from ..transcript import Slot, Transcript, is_text_type
-from ..usage import Usage
+from ..usage import Usage, format_cost
 from .items import as_json, e, item_html, item_line, pre
 from .markdown import blocks_end, markdown_html
 from .teaching.view import saved_teaching, teaching_css
@@ -94,8 +94,8 @@ def _usage_text(usage: Usage) -> str:
 
     parts = [n(usage.requests, "request"), n(usage.tool_calls, "tool call"),
              f"tokens {usage.input_tokens:,} in / {usage.output_tokens:,} out"]
-    if usage.cost is not None:
-        parts.append(f"${usage.cost:.4f}")
+    if usage.requests:  # the cost with meaningful digits ($0.0000045); "—" when the price is unknown, never $0.00
+        parts.append(f"cost {format_cost(usage.cost)}")
     return " · ".join(parts)
 
 
@@ -104,6 +104,11 @@ def _slot_status(slot: Slot) -> str:
         return label("guard_status", status=status_label(slot.status))
     text = status_label(slot.status)
     return label("kept_slot", status=text) if slot.kept else text
+
+
+def _shown_error(slot: Slot) -> str | None:
+    """The slot's error, except a deliberate Stop's: its status already says "stopped" (no "error: stopped")."""
+    return None if slot.status == "stopped" and slot.error == "stopped" else slot.error
 
 
 def _typed(slot: Slot) -> bool:
@@ -152,10 +157,11 @@ def _slot_html(slot: Slot, *, ended: bool, budget: _Budget) -> str:
     elif slot.answer():
         partial = ""
         if slot.answer_stopped or not slot.has_value:
-            note = label("partial_answer", status=status_label(slot.status))
+            note = (label("partial_answer_stopped") if slot.status == "stopped"  # the status above says it once
+                    else label("partial_answer", status=status_label(slot.status)))
             partial = f'<div class="ac-muted"><em>{e(note)}</em></div>'
         out.append(f'<div class="ac-answer">{_answer_html(slot.answer(), budget)}{partial}</div>')
-    if slot.error:
+    if _shown_error(slot):
         out.append(f'<div class="ac-error">{e(slot.error)}</div>')
     out.append("</section>")
     return "".join(out)
@@ -172,7 +178,7 @@ def transcript_html(
     model = tr.model or str((provenance or {}).get("model", ""))
     head = [f"<strong>%%agent</strong> · model <code>{e(model or '?')}</code>"]
     if tr.offline:
-        head.append(e(label("offline")))
+        head.append(e(label("offline_chosen" if tr.offline_chosen else "offline")))
     head += [f"<strong>{e(status_label(tr.status))}</strong>", f"{tr.elapsed:.1f} s", e(_usage_text(tr.usage))]
     if not tr.ended:
         head.append(f"<em>{e(UNFINISHED)}</em>")
@@ -210,7 +216,7 @@ def transcript_text(
         elif slot.answer():
             answer = slot.answer() if budget is None else _cut_answer(slot.answer(), budget)
             lines.append(answer + (" [partial]" if slot.answer_stopped or not slot.has_value else ""))
-        if slot.error:
+        if _shown_error(slot):
             lines.append(f"  error: {slot.error}")
     return "\n".join(lines)
 

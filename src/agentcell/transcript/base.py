@@ -30,6 +30,8 @@ class TranscriptState:
         self.run_id: str | None = None
         self.model = ""
         self.offline = False
+        self.offline_chosen = False
+        """`run_started.offline_chosen`: the offline model was picked, not the default (views word it so)."""
         self.limits: Any = None
         self.tools: list[str] = []
         self.tool_schemas: Any = None

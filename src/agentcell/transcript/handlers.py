@@ -49,6 +49,7 @@ def run_started(tr: TranscriptState, ev: Ev) -> None:
     tr.run_id = ev.get("run_id")
     tr.model = _s(ev, "model")
     tr.offline = truthy(ev.get("offline"))
+    tr.offline_chosen = truthy(ev.get("offline_chosen"))
     limits = ev.get("limits")
     tr.limits = limits if isinstance(limits, dict | list) else None
     tools = ev.get("tools")

@@ -20,7 +20,9 @@ _ARGUMENTS = (
     argument("--keep", action="store_true", help="With --over: keep the input columns in the results."),
     argument("--concurrency", type=int, default=8, metavar="N", help="With --over: rows running at once (8)."),
     argument("--max-rows", type=int, metavar="N", help="With --over: run only the first N rows."),
-    argument("--max-cost", type=float, metavar="USD", help="With --over: start no row once the known cost passes USD."),
+    argument("--max-cost", type=float, metavar="USD",
+             help="Stop once the known cost reached USD: with --over no row starts after, on one run no request "
+                  "is sent after (a model with no published price never reaches it)."),
     argument("--resume", action="store_true", help="With --over: skip rows an earlier run of this template finished."),
     argument("--engine", choices=("kernel", "dask"), default="kernel",
              help="With --over: run the rows in this kernel, or on the Dask cluster of this kernel's client."),

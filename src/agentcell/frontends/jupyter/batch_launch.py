@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...batch import Batch, BatchError, BatchOptions, start_batch
-from ...options import RunOptions
+from ...options import HINT_STYLE, RunOptions
 from ..launch import LaunchSpec
 from ..registry import RunRegistry
 from ..widget.batch_view import BatchWidget
@@ -100,7 +100,13 @@ def launch_from_cell(
     if built.options.approve_writes:  # --approve writes, or `%agent config approve=writes`
         raise BatchError("--approve writes waits for a click before each call, which a batch of rows cannot do; "
                          "mark the tools @readonly, or pass approve= to agentcell.map from Python")
-    return built, launch_batch(built, over, settings, max_rows=args.max_rows, engine=args.engine, registry=registry)
+    # The batch's tasks copy this context: each row's messages (budget hints, the offline model's advice)
+    # speak the cell's words (`--model`, `--max-iter`), not Python's (`model=`), as a single cell's run does.
+    token = HINT_STYLE.set("cell")
+    try:
+        return built, launch_batch(built, over, settings, max_rows=args.max_rows, engine=args.engine, registry=registry)
+    finally:
+        HINT_STYLE.reset(token)
 
 
 async def wait_batch(batch: Batch) -> Any:

@@ -83,9 +83,10 @@ def cell_options(
     max_tokens: int = MAX_OUTPUT_TOKENS,
     approve: str = "none",
     history_from: tuple[ModelMessage, ...] | None = None,
+    max_cost: float | None = None,
 ) -> RunOptions:
     """The `RunOptions` a cell's flags (and `%agent config`) ask for: `--model`, `--context`, `--deps` (its
-    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`."""
+    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`, `--max-cost`."""
     return RunOptions(
         context=context,
         model=model,
@@ -94,6 +95,7 @@ def cell_options(
         limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
         approve_writes=approve == "writes",
         history=history_from,
+        cost_limit=max_cost,
     )
 
 

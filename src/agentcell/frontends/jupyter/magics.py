@@ -181,6 +181,8 @@ class AgentMagics(AgentCommands, Magics):
             value = getattr(args, flag)
             if value is not None and value < 1:
                 raise UsageError(f"--{flag.replace('_', '-')} must be a positive whole number, got {value}")
+        if args.max_cost is not None and not args.max_cost > 0:
+            raise UsageError(f"--max-cost must be a positive number of US dollars, got {args.max_cost}")
         options = cell_options(
             model=self._model(args.model) or self.model,
             context=self._eval(args.context, "--context", dict) if args.context else None,
@@ -190,6 +192,7 @@ class AgentMagics(AgentCommands, Magics):
             max_tokens=args.max_tokens or self.max_tokens,
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
+            max_cost=args.max_cost,
         )
         if getattr(args, "describe_media", None):
             from dataclasses import replace

@@ -93,6 +93,9 @@ class AgentWidget(anywidget.AnyWidget):
     """A short note under the header (e.g. how to stop on older kernels)."""
     presentation = traitlets.Bool(False).tag(sync=True)
     """Larger text for a projector (workshops); JupyterLab's View › Presentation Mode does the same for every run."""
+    origin = traitlets.Unicode("%%agent").tag(sync=True)
+    """What started the run, as the header names it: `%%agent` for a cell, `agentcell` for `show()` (a marimo
+    notebook has no `%%agent`)."""
 
     def __init__(
         self, *, flush_interval: float = FLUSH_INTERVAL, provenance: dict[str, Any] | None = None, **kwargs: Any
