@@ -1,0 +1,117 @@
+"""`McpTools`: an MCP server as a pydantic-ai toolset that agentcell can judge, show, share and move.
+
+What `agentcell.mcp(...)` returns and what `--mcp` builds. It holds only a `ServerSpec`, so it pickles
+(a Dask worker starts its own server from it) and many runs share one server (`registry.ensure`). The
+server starts the first time a run asks for its tools, never at construction, so a run that does not use it
+never waits for it.
+
+Each tool's definition is given agentcell's policy from the server's own hints: `readOnlyHint: true` →
+`metadata["readonly"]` (no approval; may overlap guards), anything else (`destructiveHint`, no hint) is a
+write, which `--approve writes` asks about. `ServerSpec.readonly` overrides the hints for the whole server.
+The definition also carries `metadata["mcp_server"]` (the server's name), which the views read.
+
+Faults become one sentence the model (and the tool card) reads as the call's error: a tool that raised
+on the server, a server that died mid-call (named with its stderr's last lines; the server is then ended
+and the next use starts a fresh one). A server that cannot start fails the slot that needs it with an
+`McpServerError` in one sentence.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from . import registry
+from .spec import ServerSpec
+
+SERVER_KEY = "mcp_server"
+"""`ToolDefinition.metadata` key naming the MCP server a tool comes from."""
+
+
+class McpTools(AbstractToolset[Any]):
+    """The tools of one MCP server (see the module docstring); `only` keeps the tools matching its patterns."""
+
+    def __init__(self, spec: ServerSpec, *, only: Sequence[str] | None = None) -> None:
+        self.spec = spec
+        self.only = tuple(only) if only is not None else None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (McpTools, (self.spec,), {"only": self.only})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.only = state.get("only")
+
+    def __repr__(self) -> str:
+        return f"agentcell.mcp({self.spec.shown!r}, name={self.spec.name!r})"
+
+    @property
+    def id(self) -> str | None:
+        return f"mcp:{self.spec.name}"
+
+    @property
+    def label(self) -> str:
+        return f"MCP server {self.spec.name!r}"
+
+    def selected(self, patterns: Sequence[str]) -> McpTools:
+        """This server with only the tools matching `patterns` (`*`, `git_*`, `git_status`)."""
+        return McpTools(self.spec, only=tuple(patterns))
+
+    def wants(self, name: str) -> bool:
+        return self.only is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.only)
+
+    async def __aenter__(self) -> McpTools:
+        return self  # the registry owns the server's lifetime, not the run
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        return None
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        live = await registry.ensure(self.spec)
+        assert live.toolset is not None
+        offered = await live.toolset.get_tools(ctx)
+        tools: dict[str, ToolsetTool[Any]] = {}
+        for name, tool in offered.items():
+            if not self.wants(name):
+                continue
+            metadata = dict(tool.tool_def.metadata or {})
+            metadata["readonly"] = readonly_of(metadata.get("annotations"), self.spec.readonly)
+            metadata[SERVER_KEY] = self.spec.name
+            tools[name] = replace(tool, toolset=self, tool_def=replace(tool.tool_def, metadata=metadata))
+        return tools
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+        live = await registry.ensure(self.spec)
+        assert live.toolset is not None
+        live.calls += 1
+        try:
+            return await live.toolset.call_tool(name, tool_args, ctx, replace(tool, toolset=live.toolset))
+        except (ApprovalRequired, CallDeferred):
+            raise
+        except ToolFailed as exc:
+            raise ToolFailed(f"the MCP tool {name!r} of server {self.spec.name!r} failed: {exc.message}") from None
+        except ModelRetry as exc:
+            if _connection_lost(exc.message):
+                raise ToolFailed(live.mark_failed(f"stopped answering during the call of {name!r}")) from None
+            raise
+        except Exception as exc:
+            raise ToolFailed(live.mark_failed(f"failed during the call of {name!r}: {type(exc).__name__}: {exc}")) from None
+
+
+def readonly_of(annotations: Any, override: bool | None) -> bool:
+    """A tool is read-only when the server's override says so, or else when its `readOnlyHint` is true."""
+    if override is not None:
+        return override
+    if not isinstance(annotations, dict):
+        return False
+    return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True
+
+
+def _connection_lost(message: str) -> bool:
+    return any(word in message for word in ("Connection closed", "connection closed", "Broken pipe", "EOF"))

@@ -1,0 +1,71 @@
+"""An MCP server's tools in a run: the call reaches the real server and its result reaches the model; the
+server's own hints decide approval; the server is shared across runs and stopped with no child left."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcell.engine import complete_async, stream
+from agentcell.events import ApprovalRequested, ToolCompleted
+from agentcell.mcp_servers import mcp, registry
+from tests.engine.conftest import Call, Script, conversation, slot, template
+
+from .conftest import TIME_SERVER, children, fault
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+
+
+async def test_a_time_server_tool_is_called_and_its_result_reaches_the_model() -> None:
+    script = Script([Call("get_current_time", {"timezone": "UTC"}, id="t1")], ["it is now"])
+    result = await complete_async(template(slot("answer", use_tools=True)), model=script.model,
+                                  toolsets=[mcp(TIME_SERVER)])
+    assert result.status == "completed", result.error
+    assert sorted(script.tools_per_request[0]) == ["convert_time", "get_current_time"]
+    ((kind, name, text),) = conversation(script.requests[1].messages)[-1]
+    assert (kind, name) == ("return", "get_current_time")
+    assert text["timezone"] == "UTC" and text["datetime"].endswith("+00:00")
+
+
+async def test_the_server_is_started_once_and_shared_by_later_runs() -> None:
+    time = mcp(TIME_SERVER)
+    for _ in range(2):
+        script = Script([Call("get_current_time", {"timezone": "UTC"})], ["ok"])
+        result = await complete_async(template(slot("answer", use_tools=True)), model=script.model, toolsets=[time])
+        assert result.status == "completed", result.error
+    (live,) = registry.running()
+    assert live.calls == 2 and live.state == "running"
+    assert live.pid in children()
+    await registry.stop("time")
+    assert live.pid not in children() and registry.running() == []
+
+
+async def test_read_only_hints_run_freely_and_a_write_waits_for_approval() -> None:
+    asked: list[ApprovalRequested] = []
+
+    async def approve(request: ApprovalRequested) -> bool:
+        asked.append(request)
+        return False
+
+    script = Script([Call("echo", {"text": "a"}, id="e1"), Call("write_note", {"text": "b"}, id="w1")], ["done"])
+    events = [e async for e in stream(template(slot("answer", use_tools=True)), model=script.model,
+                                      toolsets=[mcp(fault())], approve=approve, approve_writes=True)]
+    assert [r.tool_name for r in asked] == ["write_note"]
+    done = {e.tool_name: (e.ok, e.result) for e in events if isinstance(e, ToolCompleted)}
+    assert done["echo"] == (True, "echo: a")
+    assert "write_note" not in done  # denied before it started: never ran
+    returns = dict((name, text) for _, name, text in conversation(script.requests[1].messages)[-1])
+    assert returns["echo"] == "echo: a" and "denied" in returns["write_note"]
+
+
+async def test_a_readonly_override_trusts_no_hint() -> None:
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequested) -> bool:
+        asked.append(request.tool_name)
+        return True
+
+    script = Script([Call("echo", {"text": "a"}), Call("write_note", {"text": "b"})], ["done"])
+    result = await complete_async(template(slot("answer", use_tools=True)), model=script.model,
+                                  toolsets=[mcp(fault(), readonly=False)], approve=approve, approve_writes=True)
+    assert result.status == "completed", result.error
+    assert sorted(asked) == ["echo", "write_note"]
