@@ -85,6 +85,27 @@ async def stop(name: str | None = None) -> list[LiveServer]:
     return chosen
 
 
+def detach(name: str | None = None) -> list[LiveServer]:
+    """Forget the servers named `name` (every one for `None`) and end their processes now, without awaiting (a
+    line magic cannot await); their tasks are left to tidy up on their loops (`LiveServer.stop`)."""
+    chosen = find(name)
+    for live in chosen:
+        _servers.pop(_key(live.spec, live.loop), None)
+        live.kill_now()
+        if not live.loop.is_closed():
+            live.loop.call_soon_threadsafe(_tidy, live)
+    return chosen
+
+
+_tidying: set[asyncio.Task[None]] = set()
+
+
+def _tidy(live: LiveServer) -> None:
+    task = live.loop.create_task(live.stop())
+    _tidying.add(task)
+    task.add_done_callback(_tidying.discard)
+
+
 def kill_all_now() -> None:
     """End every known server's process at once, without an event loop (interpreter exit)."""
     for live in list(_servers.values()):

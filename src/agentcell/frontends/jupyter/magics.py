@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -28,15 +29,16 @@ from ..registry import RunRegistry
 from .batch_args import batch_arguments
 from .commands import AgentCommands
 from .front import JUPYTER
+from .mcp_cell import McpCommands, mcp_arguments
 
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
 
-SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal")
+SUBCOMMANDS = ("config", "tools", "stop", "show", "export", "journal", "mcp")
 
 
 @magics_class
-class AgentMagics(AgentCommands, Magics):
+class AgentMagics(McpCommands, AgentCommands, Magics):
     """Run a template cell as a live tool-calling agent."""
 
     model = Unicode(
@@ -81,6 +83,7 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--types", dest="types", action="append", default=[], metavar="FILE",
               help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
+    @mcp_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
@@ -136,7 +139,10 @@ class AgentMagics(AgentCommands, Magics):
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .cell import build_spec, cell_options
 
+        from .mcp_cell import cell_toolsets
+
         build_spec = build or build_spec
+        toolsets, tools = cell_toolsets(args, self.ip.user_ns)
         for flag in ("max_iter", "max_calls", "max_tokens"):
             value = getattr(args, flag)
             if value is not None and value < 1:
@@ -151,12 +157,13 @@ class AgentMagics(AgentCommands, Magics):
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
         )
+        options = replace(options, toolsets=(*options.toolsets, *toolsets))
         return build_spec(
             cell,
             options,
             user_ns=self.ip.user_ns,
             hidden=self.ip.user_ns_hidden,
-            tools=args.tools,
+            tools=tools,
             record=args.record,
             replay=args.replay,
             include_paths=tuple(args.include_paths),

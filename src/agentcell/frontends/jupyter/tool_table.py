@@ -24,6 +24,10 @@ def _signature(name: str, schema: dict[str, Any]) -> str:
     return f"{name}({', '.join(params)})"
 
 
+signature = _signature
+"""A tool's call shape from its JSON schema, `name(a: string, b: integer = …)` (`%agent mcp` shows it too)."""
+
+
 def _policy(entry: dict[str, Any]) -> str:
     return ", ".join(word for word, on in (("readonly", entry.get("readonly")), ("asks approval", entry.get("approve")))
                      if on) or "may write"
