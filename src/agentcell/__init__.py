@@ -9,7 +9,7 @@ In a notebook::
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
 `RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, the
-`readonly` / `tool` decorators and `action` (template actions). Code written for struckdown runs with
+`readonly` / `tool` decorators, `action` (template actions) and `mcp` (an MCP server's tools). Code written for struckdown runs with
 `import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
 read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
 anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
@@ -64,6 +64,8 @@ _EXPORTS: dict[str, str] = {
     "ProviderError": "agentcell.errors",
     "EventLoopRunning": "agentcell.errors",
     "NoEventLoop": "agentcell.errors",
+    "McpServerError": "agentcell.errors",
+    "mcp": "agentcell.mcp_servers",
 }
 
 __all__ = [
@@ -76,6 +78,7 @@ __all__ = [
     "EventLoopRunning",
     "Halted",
     "LLMCredentials",
+    "McpServerError",
     "ModelConfigError",
     "NoEventLoop",
     "ProviderError",
@@ -98,6 +101,7 @@ __all__ = [
     "complete_incremental_async",
     "load_ipython_extension",
     "map",
+    "mcp",
     "offline_model",
     "openai_compatible",
     "readonly",
@@ -121,6 +125,7 @@ if TYPE_CHECKING:
         BudgetExhausted,
         EventLoopRunning,
         Halted,
+        McpServerError,
         ModelConfigError,
         NoEventLoop,
         ProviderError,
@@ -134,6 +139,7 @@ if TYPE_CHECKING:
     from .frontends.handle import RunHandle
     from .frontends.show import show, stop_all
     from .frontends.widget.widget import AgentWidget
+    from .mcp_servers import mcp
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
     from .providers.credentials import LLM, LLMCredentials

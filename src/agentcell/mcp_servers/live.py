@@ -205,6 +205,11 @@ class LiveServer:
 
 
 def _start_failure(exc: BaseException) -> str:
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, (FileNotFoundError, PermissionError)):
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None:
+        exc = cause
     if isinstance(exc, FileNotFoundError):
         return f"could not be started: no such command ({exc.filename or exc})"
     if isinstance(exc, PermissionError):
