@@ -64,6 +64,21 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "ReplayDivergence: replay of 'cassettes/module-question.json' diverged at slot 'answer', request 1",
         "'workshop-lesson.html'",  # section 9's %agent export (the file is opened in tests/browser)
     ],
+    "mcp.ipynb": [
+        "repository: demo.repo | commits: ['Start the notes']",
+        'tool get_current_time({"timezone": "Europe/London"}) -> {"timezone":"Europe/London"',
+        "status: completed",
+        "time running | tools: ['get_current_time', 'convert_time']",
+        "get_current_time: readonly (readOnlyHint=True, destructiveHint=False",
+        "git_status ran without asking: True",
+        "approval asked: git_commit('Add the second line')",
+        "the model read: “The user denied the call to git_commit: not before the review”",
+        "commits: ['Start the notes']",
+        "status: completed | commits: ['Add the second line', 'Start the notes']",
+        "the model read: “shelf A holds 12 books”",
+        "pending run: stopped | commits: ['Add the second line', 'Start the notes']",
+        "Stopped MCP server(s): time, git, shelf. | servers left: 0",
+    ],
     "guards-and-approvals.ipynb": [
         "verdict: {'triggered': False",
         ("lookup_module started", "injection finished"),  # a readonly tool runs beside the guard

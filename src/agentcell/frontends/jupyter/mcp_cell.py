@@ -164,7 +164,7 @@ def server_table() -> ServerTable:
             shown = ", ".join(f"{k}={v}" for k, v in hints.items() if k.endswith("Hint")) or "no hints"
             tools.append({
                 "name": tool.name,
-                "signature": signature(tool.name, dict(tool.inputSchema or {})),
+                "signature": signature(tool.name, dict(_input_schema(tool))),
                 "policy": f"{'readonly' if readonly else 'write'} ({shown})",
                 "readonly": readonly,
                 "hints": hints,
@@ -175,6 +175,11 @@ def server_table() -> ServerTable:
             "calls": live.calls, "start_s": live.start_s, "error": live.error, "tools": tools,
         })
     return table
+
+
+def _input_schema(tool: Any) -> Any:
+    """The tool's argument schema (`input_schema` in MCP SDK 2, `inputSchema` before)."""
+    return getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None) or {}
 
 
 def stop_servers(rest: Sequence[str]) -> list[str]:
