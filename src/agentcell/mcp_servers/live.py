@@ -101,7 +101,8 @@ class LiveServer:
                 await asyncio.shield(self._ready)
         except TimeoutError:
             await self.stop()
-            raise McpServerError(self.sentence(f"did not answer `initialize` within {spec.start_timeout:g} s")) from None
+            hung = f"did not answer `initialize` within {spec.start_timeout:g} s"
+            raise McpServerError(self.sentence(hung)) from None
         except asyncio.CancelledError:
             await asyncio.shield(self.stop())
             raise

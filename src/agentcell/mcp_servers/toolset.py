@@ -86,7 +86,9 @@ class McpTools(AbstractToolset[Any]):
             tools[name] = replace(tool, toolset=self, tool_def=replace(tool.tool_def, metadata=metadata))
         return tools
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
         live = await registry.ensure(self.spec)
         assert live.toolset is not None
         live.calls += 1
@@ -101,7 +103,8 @@ class McpTools(AbstractToolset[Any]):
                 raise ToolFailed(live.mark_failed(f"stopped answering during the call of {name!r}")) from None
             raise
         except Exception as exc:
-            raise ToolFailed(live.mark_failed(f"failed during the call of {name!r}: {type(exc).__name__}: {exc}")) from None
+            what = f"failed during the call of {name!r}: {type(exc).__name__}: {exc}"
+            raise ToolFailed(live.mark_failed(what)) from None
 
 
 def readonly_of(annotations: Any, override: bool | None) -> bool:

@@ -138,7 +138,6 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
 
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .cell import build_spec, cell_options
-
         from .mcp_cell import cell_toolsets
 
         build_spec = build or build_spec

@@ -152,7 +152,6 @@ class ServerTable(list[dict[str, Any]]):
 
 def server_table() -> ServerTable:
     from ...mcp_servers import readonly_of, registry
-
     from .tool_table import signature
 
     table = ServerTable()
