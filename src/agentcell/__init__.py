@@ -10,9 +10,10 @@ In a notebook::
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
 `RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, the
 `readonly` / `tool` decorators, `action` (template actions) and `mcp` (an MCP server's tools). Code
-written for struckdown runs with `import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
-read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
-anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
+written for struckdown runs with `import agentcell as sd`: `complete_incremental_async`, `LLM`,
+`LLMCredentials` (`credentials=`), results read by slot name, and struckdown's event names in
+`agentcell.incremental`. Everything heavy (pydantic-ai, anywidget) is imported on first use, so
+`import agentcell` and `%load_ext agentcell` stay fast.
 """
 
 from __future__ import annotations
