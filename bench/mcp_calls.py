@@ -1,10 +1,11 @@
 """MCP tool calls: agentcell's per-call cost next to pydantic-ai's own MCP client, and a server's start time.
 
-Both variants run the same scripted model (`FunctionModel`: one `get_current_time` call per round, ROUNDS rounds,
-then an answer) against the same server command (PyPI's `mcp-server-time`, stdio), each with its server started
+Both variants run the same scripted model (`FunctionModel`: one `get_current_time` call per round, each with
+another time zone, ROUNDS rounds, then an answer) against the same server command (PyPI's `mcp-server-time`, stdio), each with its server started
 once and kept for every repetition (as a notebook does):
 
-* `raw`: `pydantic_ai.Agent(toolsets=[MCPToolset(StdioTransport(...))])`, `agent.run(...)` inside the toolset;
+* `raw`: `pydantic_ai.Agent(toolsets=[MCPToolset(StdioTransport(...))])`, `agent.run_stream_events(...)` drained
+  (agentcell streams too), with the toolset entered once;
 * `agentcell`: `agentcell.complete_async(template, toolsets=[agentcell.mcp(...)])` (journal off).
 
 Per call = run wall time / ROUNDS; the ratio is the median of per-repetition ratios (interleaved, shuffled).
@@ -20,12 +21,14 @@ import json
 import sys
 import tempfile
 import time
+import zoneinfo
 from pathlib import Path
 from typing import Any
 
 from _common import interleaved, median, paired_ratio, table, versions, write_results
 
 COMMAND = [sys.executable, "-m", "mcp_server_time"]
+ZONES = sorted(zoneinfo.available_timezones() - {"Factory", "localtime"})[:200]
 
 
 def scripted(rounds: int) -> Any:
@@ -35,7 +38,8 @@ def scripted(rounds: int) -> Any:
     async def play(messages: list[Any], info: Any) -> Any:
         done = sum(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", ()))
         if done < rounds:
-            yield {0: DeltaToolCall(name="get_current_time", json_args=json.dumps({"timezone": "UTC"}),
+            zone = ZONES[done % len(ZONES)]  # a new argument each round: no identical-call cache, no loop nudge
+            yield {0: DeltaToolCall(name="get_current_time", json_args=json.dumps({"timezone": zone}),
                                     tool_call_id=f"c{done}")}
         else:
             yield "done"
@@ -86,10 +90,15 @@ def main() -> None:
     limits = UsageLimits(request_limit=args.rounds + 5, tool_calls_limit=args.rounds + 5)
     template = agentcell.compile_template("What time is it? [[answer|use_tools=true, max_iter=100, max_calls=100]]")
 
+    async def streamed() -> Any:
+        async with agent.run_stream_events("What time is it?") as events:
+            async for event in events:
+                last = event
+        return last.result.output
+
     def raw() -> dict[str, float]:
         t0 = time.perf_counter()
-        result = loop.run_until_complete(agent.run("What time is it?"))
-        assert result.output == "done"
+        assert loop.run_until_complete(streamed()) == "done"
         return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000}
 
     def through_agentcell() -> dict[str, float]:
