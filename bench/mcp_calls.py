@@ -1,8 +1,8 @@
 """MCP tool calls: agentcell's per-call cost next to pydantic-ai's own MCP client, and a server's start time.
 
 Both variants run the same scripted model (`FunctionModel`: one `get_current_time` call per round, each with
-another time zone, ROUNDS rounds, then an answer) against the same server command (PyPI's `mcp-server-time`, stdio), each with its server started
-once and kept for every repetition (as a notebook does):
+another time zone, ROUNDS rounds, then an answer) against the same server command (PyPI's `mcp-server-time`,
+stdio), each with its server started once and kept for every repetition (as a notebook does):
 
 * `raw`: `pydantic_ai.Agent(toolsets=[MCPToolset(StdioTransport(...))])`, `agent.run_stream_events(...)` drained
   (agentcell streams too), with the toolset entered once;

@@ -69,3 +69,21 @@ async def test_a_readonly_override_trusts_no_hint() -> None:
                                   toolsets=[mcp(fault(), readonly=False)], approve=approve, approve_writes=True)
     assert result.status == "completed", result.error
     assert sorted(asked) == ["echo", "write_note"]
+
+
+async def test_the_model_and_the_teaching_view_see_which_server_a_tool_comes_from() -> None:
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    seen: list[tuple[str, str | None, dict[str, object] | None]] = []
+
+    async def look(messages: list[object], info: AgentInfo) -> object:
+        seen.extend((t.name, t.description, t.metadata) for t in info.function_tools)
+        yield "done"
+
+    result = await complete_async(template(slot("answer", use_tools=True)),
+                                  model=FunctionModel(stream_function=look), toolsets=[mcp(fault(), name="f")])
+    assert result.status == "completed", result.error
+    tools = {name: (description, metadata) for name, description, metadata in seen}
+    assert tools["echo"][0] == "(MCP server f) Say `text` back."
+    assert tools["echo"][1] is not None and tools["echo"][1]["mcp_server"] == "f" and tools["echo"][1]["readonly"]
+    assert tools["write_note"][1] is not None and tools["write_note"][1]["readonly"] is False

@@ -8,7 +8,9 @@ never waits for it.
 Each tool's definition is given agentcell's policy from the server's own hints: `readOnlyHint: true` →
 `metadata["readonly"]` (no approval; may overlap guards), anything else (`destructiveHint`, no hint) is a
 write, which `--approve writes` asks about. `ServerSpec.readonly` overrides the hints for the whole server.
-The definition also carries `metadata["mcp_server"]` (the server's name), which the views read.
+The definition also carries `metadata["mcp_server"]` (the server's name), and its description starts with
+`(MCP server NAME)`, so the model and the teaching view (which shows each request's tool definitions) say
+where a tool comes from.
 
 Faults become one sentence the model (and the tool card) reads as the call's error: a tool that raised
 on the server, a server that died mid-call (named with its stderr's last lines; the server is then ended
@@ -25,11 +27,17 @@ from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_core import SchemaValidator, core_schema, to_jsonable_python
 
 from . import registry
 from .spec import ServerSpec
+from .tape import Tape
+
+_ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
+"""Replayed tools' arguments are checked by the tape (the same tool with the same arguments), not a schema."""
 
 SERVER_KEY = "mcp_server"
 """`ToolDefinition.metadata` key naming the MCP server a tool comes from."""
@@ -38,15 +46,22 @@ SERVER_KEY = "mcp_server"
 class McpTools(AbstractToolset[Any]):
     """The tools of one MCP server (see the module docstring); `only` keeps the tools matching its patterns."""
 
-    def __init__(self, spec: ServerSpec, *, only: Sequence[str] | None = None) -> None:
+    def __init__(self, spec: ServerSpec, *, only: Sequence[str] | None = None, tape: Tape | None = None) -> None:
         self.spec = spec
         self.only = tuple(only) if only is not None else None
+        self.tape = tape
+        """Recording the server's tools and calls, or replaying them without starting it (`tape.py`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (McpTools, (self.spec,), {"only": self.only})
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.only = state.get("only")
+        self.tape = None
+
+    def taped(self, tape: Tape | None) -> McpTools:
+        """This server with its tools and calls recorded on `tape`, or answered from it (`None`: neither)."""
+        return McpTools(self.spec, only=self.only, tape=tape)
 
     def __repr__(self) -> str:
         return f"agentcell.mcp({self.spec.shown!r}, name={self.spec.name!r})"
@@ -61,7 +76,7 @@ class McpTools(AbstractToolset[Any]):
 
     def selected(self, patterns: Sequence[str]) -> McpTools:
         """This server with only the tools matching `patterns` (`*`, `git_*`, `git_status`)."""
-        return McpTools(self.spec, only=tuple(patterns))
+        return McpTools(self.spec, only=tuple(patterns), tape=self.tape)
 
     def wants(self, name: str) -> bool:
         return self.only is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.only)
@@ -73,9 +88,17 @@ class McpTools(AbstractToolset[Any]):
         return None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        if self.tape is not None and self.tape.mode == "replay":
+            return self._replayed_tools(ctx)
         live = await registry.ensure(self.spec)
         assert live.toolset is not None
         offered = await live.toolset.get_tools(ctx)
+        if self.tape is not None:
+            self.tape.record_tools(self.spec.name, [
+                {"name": t.tool_def.name, "description": t.tool_def.description,
+                 "parameters": t.tool_def.parameters_json_schema, "metadata": _plain(t.tool_def.metadata)}
+                for t in offered.values()
+            ])
         tools: dict[str, ToolsetTool[Any]] = {}
         for name, tool in offered.items():
             if not self.wants(name):
@@ -83,12 +106,52 @@ class McpTools(AbstractToolset[Any]):
             metadata = dict(tool.tool_def.metadata or {})
             metadata["readonly"] = readonly_of(metadata.get("annotations"), self.spec.readonly)
             metadata[SERVER_KEY] = self.spec.name
-            tools[name] = replace(tool, toolset=self, tool_def=replace(tool.tool_def, metadata=metadata))
+            described = f"(MCP server {self.spec.name}) {tool.tool_def.description or ''}".rstrip()
+            tool_def = replace(tool.tool_def, metadata=metadata, description=described)
+            tools[name] = replace(tool, toolset=self, tool_def=tool_def)
         return tools
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
+        if self.tape is not None and self.tape.mode == "replay":
+            try:
+                recorded = self.tape.answer(self.spec.name, name, tool_args)
+            except LookupError as exc:
+                raise ToolFailed(str(exc)) from None
+            if "error" in recorded:
+                raise ToolFailed(str(recorded["error"]))
+            return recorded.get("result")
+        if self.tape is None:
+            return await self._call(name, tool_args, ctx, tool)
+        try:
+            value = await self._call(name, tool_args, ctx, tool)
+        except ToolFailed as exc:
+            self.tape.record_call(self.spec.name, name, tool_args, error=str(exc.message))
+            raise
+        self.tape.record_call(self.spec.name, name, tool_args, result=value)
+        return value
+
+    def _replayed_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        assert self.tape is not None
+        tools: dict[str, ToolsetTool[Any]] = {}
+        for entry in self.tape.tools(self.spec.name):
+            name = str(entry["name"])
+            if not self.wants(name):
+                continue
+            metadata = dict(entry.get("metadata") or {})
+            metadata["readonly"] = readonly_of(metadata.get("annotations"), self.spec.readonly)
+            metadata[SERVER_KEY] = self.spec.name
+            tool_def = ToolDefinition(
+                name=name, description=f"(MCP server {self.spec.name}) {entry.get('description') or ''}".rstrip(),
+                parameters_json_schema=dict(entry.get("parameters") or {"type": "object", "properties": {}}),
+                metadata=metadata,
+            )
+            tools[name] = ToolsetTool(toolset=self, tool_def=tool_def, max_retries=ctx.max_retries,
+                                      args_validator=_ANY_ARGS)
+        return tools
+
+    async def _call(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
         live = await registry.ensure(self.spec)
         assert live.toolset is not None
         live.calls += 1
@@ -114,6 +177,10 @@ def readonly_of(annotations: Any, override: bool | None) -> bool:
     if not isinstance(annotations, dict):
         return False
     return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True
+
+
+def _plain(value: Any) -> Any:
+    return to_jsonable_python(value, fallback=repr)
 
 
 def _connection_lost(message: str) -> bool:

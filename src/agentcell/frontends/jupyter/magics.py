@@ -138,10 +138,11 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
 
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .cell import build_spec, cell_options
-        from .mcp_cell import cell_toolsets
+        from .mcp_cell import cell_toolsets, taped
 
         build_spec = build or build_spec
         toolsets, tools = cell_toolsets(args, self.ip.user_ns)
+        toolsets = taped(toolsets, record=args.record, replay=args.replay)
         for flag in ("max_iter", "max_calls", "max_tokens"):
             value = getattr(args, flag)
             if value is not None and value < 1:

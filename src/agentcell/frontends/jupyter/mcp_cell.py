@@ -82,7 +82,18 @@ def cell_toolsets(args: Any, user_ns: Mapping[str, Any]) -> tuple[list[Any], lis
 def replace_spec(tools: Any, **changes: Any) -> Any:
     from ...mcp_servers import McpTools
 
-    return McpTools(replace(tools.spec, **changes), only=tools.only)
+    return McpTools(replace(tools.spec, **changes), only=tools.only, tape=tools.tape)
+
+
+def taped(toolsets: list[Any], *, record: str | None, replay: str | None) -> list[Any]:
+    """`--record FILE` / `--replay FILE`: the cell's MCP servers record their tools and calls on `FILE.mcp.json`,
+    or answer from it without starting (a cassette holds the model's side only)."""
+    if not (record or replay) or not any(_is_mcp(t) for t in toolsets):
+        return toolsets
+    from ...mcp_servers.tape import Tape
+
+    tape = Tape.replaying(replay) if replay else Tape.recording(record or "")
+    return [t.taped(tape) if _is_mcp(t) else t for t in toolsets]
 
 
 def _is_mcp(value: Any) -> bool:
