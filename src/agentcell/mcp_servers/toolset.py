@@ -51,6 +51,7 @@ class McpTools(AbstractToolset[Any]):
         self.only = tuple(only) if only is not None else None
         self.tape = tape
         """Recording the server's tools and calls, or replaying them without starting it (`tape.py`)."""
+        self._offered: tuple[Any, Any, int, dict[str, ToolsetTool[Any]]] | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (McpTools, (self.spec,), {"only": self.only})
@@ -58,6 +59,7 @@ class McpTools(AbstractToolset[Any]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.only = state.get("only")
         self.tape = None
+        self._offered = None
 
     def taped(self, tape: Tape | None) -> McpTools:
         """This server with its tools and calls recorded on `tape`, or answered from it (`None`: neither)."""
@@ -92,6 +94,10 @@ class McpTools(AbstractToolset[Any]):
             return self._replayed_tools(ctx)
         live = await registry.ensure(self.spec)
         assert live.toolset is not None
+        listed = await live.toolset.list_tools()  # the client's cached list: a new list when the server's changed
+        cached = self._offered
+        if cached is not None and cached[0] is live and cached[1] is listed and cached[2] == ctx.max_retries:
+            return cached[3]  # every step asks: mapping the same definitions again cost ~5% of a call
         offered = await live.toolset.get_tools(ctx)
         if self.tape is not None:
             self.tape.record_tools(self.spec.name, [
@@ -109,6 +115,7 @@ class McpTools(AbstractToolset[Any]):
             described = f"(MCP server {self.spec.name}) {tool.tool_def.description or ''}".rstrip()
             tool_def = replace(tool.tool_def, metadata=metadata, description=described)
             tools[name] = replace(tool, toolset=self, tool_def=tool_def)
+        self._offered = (live, listed, ctx.max_retries, tools)
         return tools
 
     async def call_tool(
