@@ -83,7 +83,7 @@ def parse_spec(
         parsed = urlparse(text)
         if not parsed.hostname:
             raise McpServerError(f"cannot read a host in the MCP server URL {text!r}")
-        default = f"{parsed.hostname}_{parsed.port}" if parsed.port else parsed.hostname
+        default = "http_" + (f"{parsed.hostname}_{parsed.port}" if parsed.port else parsed.hostname)
         return ServerSpec(
             name=_checked_name(name or _safe(default)), transport="http", url=text, readonly=readonly,
             start_timeout=timeout,
@@ -121,9 +121,12 @@ def default_name(argv: tuple[str, ...]) -> str:
     for prefix in _PREFIXES:
         if word.startswith(prefix) and len(word) > len(prefix):
             word = word[len(prefix):]
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) > len(suffix):
-            word = word[: -len(suffix)]
+    changed = True
+    while changed:  # `shelf_server.py` → `shelf_server` → `shelf`
+        changed = False
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) > len(suffix):
+                word, changed = word[: -len(suffix)], True
     return _safe(word) or "mcp"
 
 

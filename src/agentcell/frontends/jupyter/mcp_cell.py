@@ -192,6 +192,23 @@ def _input_schema(tool: Any) -> Any:
     return getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None) or {}
 
 
+def mcp_tool_entries() -> dict[str, dict[str, Any]]:
+    """`%agent tools` rows for the running MCP servers' tools: the description and schema, the server, its hints
+    and the policy read from them."""
+    from ...mcp_servers import readonly_of, registry
+
+    rows: dict[str, dict[str, Any]] = {}
+    for live in registry.running():
+        for tool in live.tools:
+            hints = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+            readonly = readonly_of(hints, live.spec.readonly)
+            rows[tool.name] = {
+                "description": tool.description or "", "parameters": dict(_input_schema(tool)),
+                "readonly": readonly, "approve": False, "server": live.spec.name, "hints": hints,
+            }
+    return rows
+
+
 def stop_servers(rest: Sequence[str]) -> list[str]:
     """`%agent mcp stop [NAME]`: end the processes now (gone when the command returns); each server's task
     tidies up on its loop afterwards."""
