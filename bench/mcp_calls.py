@@ -6,7 +6,9 @@ stdio), each with its server started once and kept for every repetition (as a no
 
 * `raw`: `pydantic_ai.Agent(toolsets=[MCPToolset(StdioTransport(...))])`, `agent.run_stream_events(...)` drained
   (agentcell streams too), with the toolset entered once;
-* `agentcell`: `agentcell.complete_async(template, toolsets=[agentcell.mcp(...)])` (journal off).
+* `agentcell`: `agentcell.complete_async(template, toolsets=[agentcell.mcp(...)])` (journal off);
+* `engine_only`: the same call with pydantic-ai's `MCPToolset` (the raw variant's) in `toolsets=`, which splits
+  the ratio into the engine's own per-round cost and that of `agentcell.mcp`'s layer.
 
 Per call = run wall time / ROUNDS; the ratio is the median of per-repetition ratios (interleaved, shuffled).
 Start time: spawn → tool list, for `registry.ensure` (agentcell) and `MCPToolset.__aenter__` + `list_tools`
@@ -108,8 +110,18 @@ def main() -> None:
         assert result.answer == "done", result
         return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000}
 
-    samples = interleaved({"raw": raw, "agentcell": through_agentcell}, reps=args.reps)
+    def agentcell_pydantic_client() -> dict[str, float]:
+        t0 = time.perf_counter()
+        result = loop.run_until_complete(agentcell.complete_async(template, model=model, toolsets=[raw_toolset],
+                                                                  journal=False, limits=limits))
+        assert result.answer == "done", result
+        return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000}
+
+    samples = interleaved({"raw": raw, "agentcell": through_agentcell,
+                           "engine_only": agentcell_pydantic_client}, reps=args.reps)
     ratio = paired_ratio(samples, "agentcell", "raw", "per_call_ms")
+    engine = paired_ratio(samples, "engine_only", "raw", "per_call_ms")
+    layer = paired_ratio(samples, "agentcell", "engine_only", "per_call_ms")
 
     starts: dict[str, list[float]] = {"raw": [], "agentcell": []}
     for i in range(args.starts):
@@ -129,13 +141,18 @@ def main() -> None:
     rows = [
         ["per call, raw pydantic-ai MCPToolset (ms)", median(s["per_call_ms"] for s in samples["raw"])],
         ["per call, through agentcell (ms)", median(s["per_call_ms"] for s in samples["agentcell"])],
+        ["per call, agentcell engine with pydantic-ai's MCPToolset (ms)",
+         median(s["per_call_ms"] for s in samples["engine_only"])],
         ["agentcell / raw (median of paired ratios)", ratio],
+        ["  of which the engine: engine_only / raw", engine],
+        ["  of which agentcell.mcp: agentcell / engine_only", layer],
         ["server start → tool list, raw (s, median)", median(starts["raw"])],
         ["server start → tool list, agentcell (s, median)", median(starts["agentcell"])],
     ]
     print(table(rows, ["measure", "value"]))
     path = write_results("mcp_calls", {"versions": versions(), "reps": args.reps, "rounds": args.rounds,
-                                       "samples": samples, "starts": starts, "ratio": ratio})
+                                       "samples": samples, "starts": starts, "ratio": ratio,
+                                       "engine_ratio": engine, "mcp_layer_ratio": layer})
     print(f"written: {path}")
 
 
