@@ -87,3 +87,26 @@ async def test_the_model_and_the_teaching_view_see_which_server_a_tool_comes_fro
     assert tools["echo"][0] == "(MCP server f) Say `text` back."
     assert tools["echo"][1] is not None and tools["echo"][1]["mcp_server"] == "f" and tools["echo"][1]["readonly"]
     assert tools["write_note"][1] is not None and tools["write_note"][1]["readonly"] is False
+
+
+async def test_two_servers_with_one_tool_name_are_both_offered_under_prefixed_names() -> None:
+    from pydantic_ai.messages import ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    seen: dict[str, str | None] = {}
+
+    async def play(messages: list[object], info: AgentInfo) -> object:
+        seen.update((t.name, t.description) for t in info.function_tools)
+        returns = [p for m in messages for p in getattr(m, "parts", ()) if isinstance(p, ToolReturnPart)]
+        if not returns:
+            yield {0: DeltaToolCall(name="b_echo", json_args='{"text": "x"}', tool_call_id="c1")}
+        else:
+            yield f"{returns[0].tool_name} said {returns[0].content}"
+
+    result = await complete_async(template(slot("answer", use_tools=True)), model=FunctionModel(stream_function=play),
+                                  toolsets=[mcp(fault(), name="a"), mcp(fault(), name="b", env={"SECOND": "1"})])
+    assert result.status == "completed", result.error
+    assert result.answer == "b_echo said echo: x"
+    assert {"a_echo", "b_echo", "a_write_note", "b_write_note"} <= set(seen) and "echo" not in seen
+    assert seen["b_echo"] == "(MCP server b) Say `text` back. (tool echo of MCP server b)"
+    assert len(registry.running()) == 2
