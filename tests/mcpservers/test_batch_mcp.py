@@ -68,7 +68,7 @@ class Locked(AbstractToolset[Any]):
         return None
 
 
-def test_an_mcp_server_travels_to_dask_as_its_spec_and_a_live_toolset_is_refused() -> None:
+async def test_an_mcp_server_travels_to_dask_as_its_spec_and_a_live_toolset_is_refused() -> None:
     template = compile_template(TEMPLATE)
     assert _checked_payload(template, RunOptions(toolsets=[mcp(fault(), name="f")]))
     with pytest.raises(BatchError, match=r"^the toolset Locked\(\) cannot be sent to Dask workers \(TypeError: "):

@@ -71,7 +71,7 @@ async def test_a_readonly_override_trusts_no_hint() -> None:
     assert sorted(asked) == ["echo", "write_note"]
 
 
-async def test_the_model_and_the_teaching_view_see_which_server_a_tool_comes_from() -> None:
+async def test_the_model_sees_which_server_a_tool_comes_from() -> None:
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
     seen: list[tuple[str, str | None, dict[str, object] | None]] = []

@@ -4,7 +4,7 @@ pydantic-ai refuses two toolsets that offer one name (it suggests `.prefixed(...
 tool of the server, clashing or not). A run's MCP servers are gathered into one `McpGroup` instead
 (`grouped`, called where the run's toolsets are set up): a tool whose name only one server offers keeps it;
 one offered by several becomes `SERVER_TOOL` for each, and its description ends with the mapping
-(`(tool status of MCP server git)`), which the model, `%agent tools` and the teaching view show. Calls are
+(`(tool status of MCP server git)`), which the model reads. Calls are
 routed back to the member under the tool's own name.
 """
 

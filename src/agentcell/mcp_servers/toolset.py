@@ -9,8 +9,7 @@ Each tool's definition is given agentcell's policy from the server's own hints: 
 `metadata["readonly"]` (no approval; may overlap guards), anything else (`destructiveHint`, no hint) is a
 write, which `--approve writes` asks about. `ServerSpec.readonly` overrides the hints for the whole server.
 The definition also carries `metadata["mcp_server"]` (the server's name), and its description starts with
-`(MCP server NAME)`, so the model and the teaching view (which shows each request's tool definitions) say
-where a tool comes from.
+`(MCP server NAME)`, so the model reads where a tool comes from.
 
 Faults become one sentence the model (and the tool card) reads as the call's error: a tool that raised
 on the server, a server that died mid-call (named with its stderr's last lines; the server is then ended
