@@ -3,7 +3,7 @@
 Modes: `ok` (behaves), `exit` (writes to stderr and exits before the handshake), `hang` (never answers
 `initialize`), `garbage` (writes bytes that are not UTF-8 to stdout, then serves). Whatever the mode, its tools
 are `echo` (read-only), `write_note` (no hints: a write), `crash` (the process dies mid-call), `boom` (raises),
-`big` (returns 5 MB) and `picture` (returns a PNG image).
+`big` (returns 5 MB), `slow` (takes ten minutes) and `picture` (returns a PNG image).
 """
 
 from __future__ import annotations
@@ -67,6 +67,15 @@ def boom(text: str) -> str:
 def big(text: str) -> str:
     """Return 5 MB of text."""
     return "x" * (5 * 1024 * 1024)
+
+
+@server.tool(annotations={"readOnlyHint": True})
+async def slow(text: str) -> str:
+    """Take ten minutes (longer than any test's hang guard)."""
+    import asyncio
+
+    await asyncio.sleep(600)
+    return "late"
 
 
 @server.tool(annotations={"readOnlyHint": True})

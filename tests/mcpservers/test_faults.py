@@ -110,3 +110,25 @@ async def test_the_spec_pickles_so_a_dask_worker_can_start_its_own() -> None:
     tools = mcp(f"{sys.executable} -m mcp_server_time", readonly=True, tools=["get_*"])
     copy = pickle.loads(pickle.dumps(tools))
     assert copy.spec == tools.spec and copy.only == ("get_*",)
+
+
+async def test_stop_cancels_an_mcp_call_at_once_and_the_server_stays_for_the_next_run() -> None:
+    from agentcell.engine import start_run
+    from agentcell.events import ToolStarted
+
+    server = mcp(fault(), name="f")
+    script = Script([Call("slow", {"text": "a"})], ["never"])
+    run = start_run(template(slot("answer", use_tools=True)), model=script.model, toolsets=[server])
+    async with asyncio.timeout(GUARD_S):
+        async for event in run.events():
+            if isinstance(event, ToolStarted):
+                break
+        run.cancel()
+        result = await run.wait()  # a ten-minute call: a stop that waited for it would trip the guard
+    assert result.status == "stopped"
+    (live,) = registry.running()
+    assert live.state == "running"  # Stop ended the call, not the server
+    again = Script([Call("echo", {"text": "b"})], ["ok"])
+    async with asyncio.timeout(GUARD_S):
+        after = await complete_async(template(slot("answer", use_tools=True)), model=again.model, toolsets=[server])
+    assert after.status == "completed" and registry.running() == [live]
