@@ -132,3 +132,12 @@ async def test_stop_cancels_an_mcp_call_at_once_and_the_server_stays_for_the_nex
     async with asyncio.timeout(GUARD_S):
         after = await complete_async(template(slot("answer", use_tools=True)), model=again.model, toolsets=[server])
     assert after.status == "completed" and registry.running() == [live]
+
+
+async def test_an_image_result_is_shown_as_an_image_not_as_base64_json() -> None:
+    script = Script([Call("picture", {"text": "a"})], ["done"])
+    async with asyncio.timeout(GUARD_S):
+        events = [e async for e in stream(template(slot("answer", use_tools=True)), model=script.model,
+                                          toolsets=[mcp(fault(), name="f")])]
+    (done,) = [e for e in events if isinstance(e, ToolCompleted)]
+    assert (done.ok, done.result) == (True, "[image/png, 68 bytes]")
