@@ -1,6 +1,6 @@
 """A small stdio MCP server that misbehaves on request (`python fault_server.py MODE`), for the fault tests.
 
-Modes: `ok` (behaves), `exit` (writes to stderr and exits before the handshake), `hang` (never answers
+Modes: `ok` (behaves), `http:PORT` (behaves, over streamable HTTP on 127.0.0.1), `exit` (writes to stderr and exits before the handshake), `hang` (never answers
 `initialize`), `garbage` (writes bytes that are not UTF-8 to stdout, then serves). Whatever the mode, its tools
 are `echo` (read-only), `write_note` (no hints: a write), `crash` (the process dies mid-call), `boom` (raises),
 `big` (returns 5 MB), `slow` (takes ten minutes) and `picture` (returns a PNG image).
@@ -85,4 +85,7 @@ def picture(text: str) -> ImageContent:
 
 
 if __name__ == "__main__":
-    server.run(show_banner=False)
+    if MODE.startswith("http:"):  # `http:PORT`: streamable HTTP on 127.0.0.1
+        server.run(transport="http", host="127.0.0.1", port=int(MODE.split(":")[1]), show_banner=False)
+    else:
+        server.run(show_banner=False)

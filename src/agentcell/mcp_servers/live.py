@@ -109,7 +109,7 @@ class LiveServer:
         except Exception as exc:
             await self.stop()
             self.state = "failed"
-            self.error = self.sentence(_start_failure(exc))
+            self.error = self.sentence(_start_failure(exc, http=spec.transport == "http"))
             raise McpServerError(self.error) from None
         self.start_s = time.perf_counter() - started
         self.state = "running"
@@ -149,6 +149,8 @@ class LiveServer:
     def sentence(self, what: str) -> str:
         """`the MCP server NAME (`COMMAND`) WHAT; its stderr ended with: …` — the one sentence every fault is."""
         text = f"the MCP server {self.spec.name!r} (`{self.spec.shown}`) {what}"
+        if self.stderr_path is None:
+            return text  # an HTTP server's stderr is not ours to read
         tail = self.stderr_tail()
         return f"{text}; its stderr ended with: {tail}" if tail else f"{text} (its stderr was empty)"
 
@@ -205,7 +207,7 @@ class LiveServer:
         return self.state in ("starting", "running") and not self.loop.is_closed()
 
 
-def _start_failure(exc: BaseException) -> str:
+def _start_failure(exc: BaseException, *, http: bool = False) -> str:
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, (FileNotFoundError, PermissionError)):
         cause = cause.__cause__ or cause.__context__
@@ -218,6 +220,8 @@ def _start_failure(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if "Connection closed" in text:
         return "exited before it finished the MCP handshake"
+    if http and text.startswith("Client failed to connect: ") and "Failed to initialize" not in text:
+        return f"could not be reached: {text.removeprefix('Client failed to connect: ')}"
     if "Failed to initialize" in text:
         return "did not complete the MCP handshake (it hung, or wrote something that is not MCP to stdout)"
     return f"failed to start: {type(exc).__name__}: {text}"
