@@ -53,6 +53,8 @@ def test_clicking_approve_on_git_commit_makes_the_commit(lab: Lab, page: Any) ->
     widget.get_by_role("button", name="Approve git_commit").click()
     expect(widget).to_have_attribute("data-status", "completed", timeout=60_000)
     expect(widget.locator(".agentcell-approval-outcome")).to_have_text("approved")
+    card = widget.locator('.agentcell-tool[data-tool="git_commit"]')
+    expect(card.locator(".agentcell-tool-server")).to_have_text("git · ")  # the card names the MCP server
     run_cell(page, 2)
     wait_cell_done(page, 2)
     expect(cell(page, 2).locator(".jp-OutputArea-output")).to_have_text("Commit from the browser\nfirst\n")

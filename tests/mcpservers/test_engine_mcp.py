@@ -110,3 +110,20 @@ async def test_two_servers_with_one_tool_name_are_both_offered_under_prefixed_na
     assert {"a_echo", "b_echo", "a_write_note", "b_write_note"} <= set(seen) and "echo" not in seen
     assert seen["b_echo"] == "(MCP server b) Say `text` back. (tool echo of MCP server b)"
     assert len(registry.running()) == 2
+
+
+async def test_a_tool_card_names_its_server_and_other_tools_name_none() -> None:
+    from agentcell.events import ToolStarted
+    from agentcell.events.json import wire_fields
+
+    def local(x: str) -> str:
+        """A notebook tool."""
+        return x
+
+    script = Script([Call("echo", {"text": "a"}), Call("local", {"x": "b"})], ["done"])
+    events = [e async for e in stream(template(slot("answer", use_tools=True)), model=script.model, tools=[local],
+                                      toolsets=[mcp(fault(), name="f")])]
+    started = {e.tool_name: e for e in events if isinstance(e, ToolStarted)}
+    assert (started["echo"].server, started["local"].server) == ("f", None)
+    assert wire_fields(started["echo"])[0]["server"] == "f"
+    assert "server" not in wire_fields(started["local"])[0]  # the wire of every other tool is unchanged
