@@ -20,7 +20,7 @@ from tests.batch.conftest import calling
 
 from .conftest import fault
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.usefixtures("no_leftover_servers")]  # real servers
 
 TEMPLATE = "SHOUT: {{ item }} [[answer|use_tools=true]]"
 

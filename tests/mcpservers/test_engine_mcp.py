@@ -12,7 +12,7 @@ from tests.engine.conftest import Call, Script, conversation, slot, template
 
 from .conftest import TIME_SERVER, children, fault
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.usefixtures("no_leftover_servers")]  # real servers
 
 
 async def test_a_time_server_tool_is_called_and_its_result_reaches_the_model() -> None:

@@ -16,7 +16,7 @@ from tests.engine.conftest import Call, Script, slot, template
 
 from .conftest import fault
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.usefixtures("no_leftover_servers")]  # real servers
 
 GUARD_S = 90
 """A hang guard around each run, not a timing under test."""

@@ -15,7 +15,7 @@ from agentcell.events import ApprovalRequested, ToolCompleted
 from agentcell.mcp_servers import mcp
 from tests.engine.conftest import Call, Script, slot, template
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.usefixtures("no_leftover_servers")]  # real servers
 
 
 def git(repo: Path, *args: str) -> str:

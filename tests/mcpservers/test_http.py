@@ -20,7 +20,7 @@ from tests.engine.conftest import Call, Script, slot, template
 
 from .conftest import FAULT_SERVER
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.usefixtures("no_leftover_servers")]  # real servers
 
 
 def free_port() -> int:

@@ -18,7 +18,7 @@ from tests.engine.conftest import Call, Script, conversation, slot, template
 
 from .conftest import children, fault
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftover_servers")]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.usefixtures("no_leftover_servers")]  # real servers
 
 
 async def test_a_recorded_run_replays_without_starting_the_server(tmp_path: Path) -> None:
