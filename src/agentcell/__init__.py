@@ -9,10 +9,11 @@ In a notebook::
 
 From Python: `compile_template`, `stream`, `complete_async`, `complete`, `show` (their keywords are
 `RunOptions`' fields), `map` (one template over many rows), `stop_all`, `static_transcript`, the
-`readonly` / `tool` decorators and `action` (template actions). Code written for struckdown runs with
-`import agentcell as sd`: `complete_incremental_async`, `LLM`, `LLMCredentials` (`credentials=`), results
-read by slot name, and struckdown's event names in `agentcell.incremental`. Everything heavy (pydantic-ai,
-anywidget) is imported on first use, so `import agentcell` and `%load_ext agentcell` stay fast.
+`readonly` / `tool` decorators, `action` (template actions) and `mcp` (an MCP server's tools). Code
+written for struckdown runs with `import agentcell as sd`: `complete_incremental_async`, `LLM`,
+`LLMCredentials` (`credentials=`), results read by slot name, and struckdown's event names in
+`agentcell.incremental`. Everything heavy (pydantic-ai, anywidget) is imported on first use, so
+`import agentcell` and `%load_ext agentcell` stay fast.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ _EXPORTS: dict[str, str] = {
     "audio": "agentcell.media",
     "table": "agentcell.media",
     "headless": "agentcell.frontends.jupyter.audience",
+    "McpServerError": "agentcell.errors",
+    "mcp": "agentcell.mcp_servers",
 }
 
 __all__ = [
@@ -88,6 +91,7 @@ __all__ = [
     "ForkError",
     "Halted",
     "LLMCredentials",
+    "McpServerError",
     "MediaError",
     "ModelConfigError",
     "NoEventLoop",
@@ -117,6 +121,7 @@ __all__ = [
     "image",
     "load_ipython_extension",
     "map",
+    "mcp",
     "offline_model",
     "openai_compatible",
     "readonly",
@@ -142,6 +147,7 @@ if TYPE_CHECKING:
         EventLoopRunning,
         ForkError,
         Halted,
+        McpServerError,
         ModelConfigError,
         NoEventLoop,
         ProviderError,
@@ -156,6 +162,7 @@ if TYPE_CHECKING:
     from .frontends.jupyter.audience import headless
     from .frontends.show import show, stop_all
     from .frontends.widget.widget import AgentWidget
+    from .mcp_servers import mcp
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay
     from .providers.credentials import LLM, LLMCredentials

@@ -112,6 +112,10 @@ class ToolDefinitionError(AgentcellError):
     """A callable cannot be exposed as a tool."""
 
 
+class McpServerError(AgentcellError):
+    """An MCP server could not be started or used: the message names its command and its stderr's last lines."""
+
+
 class ModelConfigError(AgentcellError):
     """The model cannot be resolved or its provider is not configured."""
 

@@ -192,7 +192,7 @@ def test_bad_input_is_a_usage_error(ip: InteractiveShell, line: str, cell: str |
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("bogus", "unknown %agent command 'bogus'; use one of: help, config, tools, stop, show, export, journal, fork"),
+    ("bogus", "unknown %agent command 'bogus'; use one of: help, config, tools, stop, show, export, journal, fork, mcp"),
     ("config max_iter=x", "%agent config max_iter needs a whole number, got 'x'"),
     ("config colour=red", "%agent config takes key=value with key in model, max_iter, max_calls, max_tokens, "
                           "approve, interrupt_stops_runs; got 'colour=red'"),

@@ -85,6 +85,21 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "first differ in [[answer]] round 1, tool result",
         "'what-if-lesson.html'",
     ],
+    "mcp.ipynb": [
+        "repository: demo.repo | commits: ['Start the notes']",
+        'tool get_current_time({"timezone": "Europe/London"}) -> {"timezone":"Europe/London"',
+        "status: completed",
+        "time running | tools: ['get_current_time', 'convert_time']",
+        "get_current_time: readonly (readOnlyHint=True, destructiveHint=False",
+        "git_status ran without asking: True",
+        "approval asked: git_commit('Add the second line')",
+        "the model read: “The user denied the call to git_commit: not before the review”",
+        "commits: ['Start the notes']",
+        "status: completed | commits: ['Add the second line', 'Start the notes']",
+        "the model read: “shelf A holds 12 books”",
+        "pending run: stopped | commits: ['Add the second line', 'Start the notes']",
+        "Stopped MCP server(s): time, git, shelf. | servers left: 0",
+    ],
     "guards-and-approvals.ipynb": [
         "verdict: {'triggered': False",
         ("lookup_module started", "injection finished"),  # a readonly tool runs beside the guard
@@ -163,6 +178,7 @@ def test_every_notebook_has_expectations() -> None:
 PACED_RUNS = {
     "quickstart.ipynb": {"run", "slow_run"},
     "guards-and-approvals.ipynb": {"pending"},
+    "mcp.ipynb": {"pending"},  # a commit waiting for Approve / Deny in the widget
     "tool-calling-workshop.ipynb": {"trip"},
 }
 PACED_MODELS = {None, "offline", "offline:slow"}

@@ -9,11 +9,11 @@ import agentcell
 
 PUBLIC = [
     "AgentWidget", "AgentcellError", "ApprovalDecision", "BudgetExhausted", "Compaction", "EventLoopRunning",
-    "Halted", "Comparison", "ForkError", "compare", "diff", "LLM", "LLMCredentials", "ModelConfigError", "NoEventLoop", "ProviderError", "ReplayDivergence",
+    "Halted", "Comparison", "ForkError", "compare", "diff", "LLM", "LLMCredentials", "McpServerError", "ModelConfigError", "NoEventLoop", "ProviderError", "ReplayDivergence",
     "RetryPolicy", "RunError", "RunHandle", "RunOptions", "RunResult", "StaticTranscript",
     "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
     "__version__", "action", "compile_template", "complete", "complete_async", "complete_incremental_async",
-    "load_ipython_extension", "map", "offline_model", "openai_compatible", "readonly", "record", "replay",
+    "load_ipython_extension", "map", "mcp", "offline_model", "openai_compatible", "readonly", "record", "replay",
     "resolve_model", "show", "static_transcript", "stop_all", "stream", "tool",
     "unload_ipython_extension",
     "MediaError", "image", "document", "audio", "table",

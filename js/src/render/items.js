@@ -168,7 +168,7 @@ const RENDER = {
         class: "agentcell-item agentcell-tool",
         data: { "call-id": item.callId, tool: item.name, "tool-status": status, cached: item.cached ? "true" : null, round: item.round },
       },
-      h("div", { class: "agentcell-tool-head" }, h("span", { class: "agentcell-tool-icon", "aria-hidden": "true" }, "\u2692"), h("span", { class: "agentcell-tool-name" }, item.name), ...badges, duration),
+      h("div", { class: "agentcell-tool-head" }, h("span", { class: "agentcell-tool-icon", "aria-hidden": "true" }, "\u2692"), item.server ? h("span", { class: "agentcell-tool-server", title: `MCP server ${item.server}` }, `${item.server} · `) : null, h("span", { class: "agentcell-tool-name" }, item.name), ...badges, duration),
       ...body,
     );
   },

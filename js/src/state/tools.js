@@ -26,7 +26,8 @@ function findApproval(state, slotName, callId) {
 }
 
 function toolItem(ev, fields) {
-  return { type: "tool", v: 0, callId: ev.call_id ?? null, name: String(ev.tool_name ?? "?"), ...fields };
+  const server = typeof ev.server === "string" ? { server: ev.server } : {}; // an MCP server's tool
+  return { type: "tool", v: 0, callId: ev.call_id ?? null, name: String(ev.tool_name ?? "?"), ...server, ...fields };
 }
 
 export const TOOL_HANDLERS = {

@@ -122,6 +122,15 @@ def _checked_payload(template: Template, options: RunOptions) -> bytes:
                 f"tool {name!r} cannot be sent to Dask workers ({type(exc).__name__}: {exc}); make it a plain "
                 "function that opens what it needs inside, or run without --engine dask"
             ) from None
+    for toolset in options.toolsets:
+        try:
+            cloudpickle.dumps(toolset)
+        except Exception as exc:  # a live client (an MCP session, a lock): name it; `agentcell.mcp(...)` travels
+            raise BatchError(
+                f"the toolset {toolset!r} cannot be sent to Dask workers ({type(exc).__name__}: {exc}); for an MCP "
+                "server pass agentcell.mcp(...) (each worker starts its own from its command), or run without "
+                "--engine dask"
+            ) from None
     for key, value in (options.context or {}).items():
         try:
             cloudpickle.dumps(value)

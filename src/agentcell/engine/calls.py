@@ -80,6 +80,8 @@ class SlotCalls:
         self._last_round: tuple[tuple[str, str], ...] | None = None
         self._repeats = 0
         self._refused: set[str] = set()
+        self._servers: dict[str, str] = {}
+        """Tool name → the MCP server it comes from (shown on its tool card)."""
         self._deferred: dict[str, tuple[str, int]] = {}
         """Shown calls the toolset deferred from inside (`ApprovalRequired`): call id → (tool, round)."""
 
@@ -109,6 +111,9 @@ class SlotCalls:
             elif self._allowed is None or name in self._allowed:
                 policy = foreign_policy(tool.tool_def, approve_writes=self._state.approve_writes)
                 self._policies[name] = policy
+                server = (tool.tool_def.metadata or {}).get("mcp_server")
+                if isinstance(server, str):
+                    self._servers[name] = server
                 shown[name] = offered_tool(tool, policy)
         return shown
 
@@ -145,6 +150,7 @@ class SlotCalls:
                 tool_name=name,
                 args=to_jsonable_python(args, fallback=repr),
                 round=step,
+                server=self._servers.get(name),
             )
         )
         started = time.monotonic()

@@ -20,6 +20,7 @@ from ..errors import AgentcellError
 from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingDelta, TokenDelta
 from ..events.json import Converted, scrub_event, wire_fields
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
+from ..mcp_servers.group import grouped
 from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
 from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel, resolve_model
@@ -196,7 +197,7 @@ def _launch(
         model=setup.model,
         ceiling=ceiling_from(options.limits),
         registry=setup.registry,
-        toolsets=tuple(options.toolsets),
+        toolsets=grouped(options.toolsets),  # two MCP servers' clashing tool names prefixed
         approve_writes=options.approve_writes,
         guards=Guards(run_id, sink.emit),
         usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),

@@ -132,6 +132,8 @@ class ToolStarted(ToolStartedAliases):
     tool_name: str
     args: dict[str, Any] = field(default_factory=dict)
     round: int = 1
+    server: str | None = None
+    """The MCP server the tool comes from (`None` for any other tool; left off the wire then)."""
     kind: Literal["tool_started"] = "tool_started"
 
 

@@ -78,12 +78,16 @@ class AgentCommands:
 
     def _cmd_tools(self, names: list[str]) -> dict[str, Any]:
         from .cell import tool_schemas
+        from .mcp_cell import mcp_tool_entries
         from .tool_table import ToolTable
 
         try:
-            return ToolTable(tool_schemas(self.ip.user_ns, names or None))
+            table = ToolTable(tool_schemas(self.ip.user_ns, names or None))
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
+        if not names:
+            table.update(mcp_tool_entries())  # the tools of the MCP servers running in this kernel
+        return table
 
     def _cmd_stop(self, rest: list[str]) -> int:
         from ..registry import PYTHON_RUNS

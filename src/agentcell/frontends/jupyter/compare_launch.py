@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -100,3 +100,38 @@ def launch_compared_batch(
                                   layout=w.Layout(flex="1 1 0", min_width="24em", margin="0 4px")))
         display(w.HBox(columns, layout=w.Layout(flex_flow="row wrap")))  # type: ignore[no-untyped-call]
     return compared
+
+
+def compare_from_cell(
+    args: Any,
+    spec_of: Callable[..., LaunchSpec],
+    model_of: Callable[[str], Any],
+    evaluate: Callable[[str], Any],
+    registry: RunRegistry | None,
+) -> tuple[LaunchSpec, Comparison | ComparedBatch]:
+    """`%%agent --models A,B,C` after its line was parsed: the cell's spec built once without a model or cassette
+    (`spec_of(args, build=None)`, the magic's own), then one run per model — or, with `--over`, one batch per
+    model. Raises `UsageError` / `AgentcellError` like the magic's other paths."""
+    import copy
+
+    from IPython.core.error import UsageError
+
+    from ...batch import BatchError
+    from .batch_args import over_value
+    from .batch_launch import batch_spec
+
+    names = model_names(args.models or "")
+    if not names:
+        raise UsageError("--models needs model names separated by commas, e.g. --models offline,my_model")
+    models = [model_of(name) for name in names]
+    one = copy.copy(args)
+    one.model, one.record, one.replay = None, None, None  # each model gets its own model and cassette
+    if args.over is None:
+        spec = spec_of(one)
+        return spec, launch_comparison(spec, models, names, record=args.record, replay=args.replay, registry=registry)
+    if args.record or args.replay:
+        raise BatchError("--record and --replay follow one run's requests in order; not with --over")
+    over = over_value(args.over, evaluate)
+    spec = spec_of(one, build=batch_spec)
+    settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep, resume=args.resume)
+    return spec, launch_compared_batch(spec, models, names, over, settings, max_rows=args.max_rows, registry=registry)

@@ -18,6 +18,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("journal", "%agent journal [list] | clean [all | DAYS]", "list the journaled runs, or remove old ones"),
     ("fork", "%agent fork NAME --round N [--result TOOL=VALUE …]",
      "re-run a finished run from round N with an edited tool result or message (shown below)"),
+    ("mcp", "%agent mcp [stop [NAME]]", "the MCP servers this kernel has running, their tools and state; or stop them"),
 )
 """(name, usage, one line) of every `%agent` subcommand, in the order `%agent help` lists them."""
 

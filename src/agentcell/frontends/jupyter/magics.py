@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -30,6 +31,7 @@ from .commands import AgentCommands
 from .front import JUPYTER
 from .help import NAMES as SUBCOMMANDS
 from .help import help_text
+from .mcp_cell import McpCommands, mcp_arguments
 
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
 
 @magics_class
-class AgentMagics(AgentCommands, Magics):
+class AgentMagics(McpCommands, AgentCommands, Magics):
     """Run a template cell as a live tool-calling agent."""
 
     model = Unicode(
@@ -91,6 +93,7 @@ class AgentMagics(AgentCommands, Magics):
     @batch_arguments
     @argument("--models", metavar="A,B,C",
               help="Run the cell once per model, concurrently, side by side (model strings or notebook variables).")
+    @mcp_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @argument("--describe-media", dest="describe_media", metavar="MODEL",
@@ -175,8 +178,11 @@ class AgentMagics(AgentCommands, Magics):
 
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .cell import build_spec, cell_options
+        from .mcp_cell import cell_toolsets, taped
 
         build_spec = build or build_spec
+        toolsets, tools = cell_toolsets(args, self.ip.user_ns)
+        toolsets = taped(toolsets, record=args.record, replay=args.replay)
         for flag in ("max_iter", "max_calls", "max_tokens"):
             value = getattr(args, flag)
             if value is not None and value < 1:
@@ -195,15 +201,14 @@ class AgentMagics(AgentCommands, Magics):
             max_cost=args.max_cost,
         )
         if getattr(args, "describe_media", None):
-            from dataclasses import replace
-
             options = replace(options, describe_media=args.describe_media)
+        options = replace(options, toolsets=(*options.toolsets, *toolsets))
         return build_spec(
             cell,
             options,
             user_ns=self.ip.user_ns,
             hidden=self.ip.user_ns_hidden,
-            tools=args.tools,
+            tools=tools,
             record=args.record,
             replay=args.replay,
             include_paths=tuple(args.include_paths),
@@ -230,45 +235,18 @@ class AgentMagics(AgentCommands, Magics):
 
     def _compare(self, line: str, cell: str) -> Any:
         """`--models A,B,C`: one run per model, side by side (`compare_launch.py`); `-o` binds the `Comparison`."""
-        import copy
-
-        from .compare_launch import launch_comparison, model_names
+        from .compare_launch import compare_from_cell
 
         args = parse_argstring(self.agent, line)
-        names = model_names(args.models or "")
-        if not names:
-            raise UsageError("--models needs model names separated by commas, e.g. --models offline,my_model")
-        models = [self._model(name) for name in names]
-        one = copy.copy(args)
-        one.model, one.record, one.replay = None, None, None  # each model gets its own model and cassette
         try:
-            if args.over is not None:
-                comparison: Any = self._compare_over(args, one, cell, models, names)
-                return self._bind(comparison[0], comparison[1])
-            spec = self._spec(one, cell)
-            comparison = launch_comparison(spec, models, names, record=args.record, replay=args.replay,
-                                           registry=self.registry)
+            spec, comparison = compare_from_cell(
+                args, lambda one, build=None: self._spec(one, cell, build=build), self._model,
+                lambda expr: self._eval(expr, "--over", object), self.registry)
         except TemplateSyntaxError as exc:
             raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
         except AgentcellError as exc:
             raise UsageError(str(exc)) from None
         return self._bind(spec, comparison)
-
-    def _compare_over(self, args: Any, one: Any, cell: str, models: list[Any], names: list[str]) -> Any:
-        """`--models A,B --over rows`: one batch per model (`compare_launch.py`); returns (spec, ComparedBatch)."""
-        from ...batch import BatchError, BatchOptions
-        from .batch_args import over_value
-        from .batch_launch import batch_spec
-        from .compare_launch import launch_compared_batch
-
-        if args.record or args.replay:
-            raise BatchError("--record and --replay follow one run's requests in order; not with --over")
-        over = over_value(args.over, lambda expr: self._eval(expr, "--over", object))
-        spec = self._spec(one, cell, build=batch_spec)
-        settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep,
-                                resume=args.resume)
-        return spec, launch_compared_batch(spec, models, names, over, settings, max_rows=args.max_rows,
-                                           registry=self.registry)
 
     def _launch(self, spec: LaunchSpec) -> Any:
         from ..handle import launch

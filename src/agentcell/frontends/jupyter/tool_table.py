@@ -24,7 +24,21 @@ def _signature(name: str, schema: dict[str, Any]) -> str:
     return f"{name}({', '.join(params)})"
 
 
+signature = _signature
+"""A tool's call shape from its JSON schema, `name(a: string, b: integer = …)` (`%agent mcp` shows it too)."""
+
+
+def _shown(name: str, entry: dict[str, Any]) -> str:
+    """The signature, after the MCP server's name for a server's tool (`time: get_current_time(...)`)."""
+    server = entry.get("server")
+    shape = _signature(name, entry.get("parameters") or {})
+    return f"{server}: {shape}" if server else shape
+
+
 def _policy(entry: dict[str, Any]) -> str:
+    if entry.get("hints") is not None:  # an MCP tool: its policy comes from the server's own hints
+        hints = ", ".join(f"{k}={v}" for k, v in entry["hints"].items() if k.endswith("Hint")) or "no hints"
+        return f"{'readonly' if entry.get('readonly') else 'may write'} ({hints})"
     return ", ".join(word for word, on in (("readonly", entry.get("readonly")), ("asks approval", entry.get("approve")))
                      if on) or "may write"
 
@@ -37,7 +51,7 @@ class ToolTable(dict[str, dict[str, Any]]):
         for name, entry in self.items():
             schema = json.dumps(entry.get("parameters") or {}, indent=2, ensure_ascii=False)
             rows.append(
-                f"<tr><td><code>{html.escape(_signature(name, entry.get('parameters') or {}))}</code></td>"
+                f"<tr><td><code>{html.escape(_shown(name, entry))}</code></td>"
                 f"<td>{html.escape(_policy(entry))}</td><td>{html.escape(entry.get('description') or '')}</td>"
                 f"<td><details><summary>JSON schema</summary><pre>{html.escape(schema)}</pre></details></td></tr>"
             )
@@ -56,7 +70,7 @@ class ToolTable(dict[str, dict[str, Any]]):
         blocks = []
         for name, entry in self.items():
             schema = json.dumps(entry.get("parameters") or {}, indent=2, ensure_ascii=False)
-            blocks.append(f"{_signature(name, entry.get('parameters') or {})}   [{_policy(entry)}]\n"
+            blocks.append(f"{_shown(name, entry)}   [{_policy(entry)}]\n"
                           f"    {entry.get('description') or '(no description: add a docstring)'}\n"
                           + "\n".join("    " + line for line in schema.splitlines()))
         return "\n\n".join(blocks)
