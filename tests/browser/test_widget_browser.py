@@ -266,25 +266,47 @@ def test_approve_and_deny_clicks_reach_the_kernel(lab: Lab, page: Any) -> None:
     assert page.js_errors == []
 
 
+PACED = r'''
+import asyncio
+from pydantic_ai.models.function import FunctionModel
+
+release = asyncio.Event()
+
+async def paced(messages, info):
+    """A word every 0.2 s until the test lets it end: the run is still going whenever the page comes back."""
+    i = 0
+    while not release.is_set():
+        yield f"word{i} "
+        i += 1
+        await asyncio.sleep(0.2)
+    yield "Switch with the end."
+
+paced_model = FunctionModel(stream_function=paced, model_name="paced")
+'''
+
+
 def test_reload_mid_run_shows_the_run_so_far_and_keeps_streaming(lab: Lab, page: Any) -> None:
     _notebook(lab, "reload.ipynb", [
         "%load_ext agentcell",
-        "%%agent --model offline:slow\nExplain, in several sentences, how a tool-calling loop works.\n[[answer]]",
+        PACED,
+        "%%agent --model paced_model\nExplain, in several sentences, how a tool-calling loop works.\n[[answer]]",
+        "release.set()",
     ])
     open_notebook(page, lab, "reload.ipynb")
-    run_cell(page, 0)
-    wait_cell_done(page, 0)
-    run_cell(page, 1)
-    answer = cell(page, 1).locator('.agentcell .agentcell-answer[data-slot="answer"]')
+    for i in (0, 1):
+        run_cell(page, i)
+        wait_cell_done(page, i)
+    run_cell(page, 2)
+    answer = cell(page, 2).locator('.agentcell .agentcell-answer[data-slot="answer"]')
     wait_for_words(answer, 8)
     page.evaluate("() => { void window.jupyterapp.commands.execute('docmanager:save'); }")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
-    before = _seconds(cell(page, 1).locator(".agentcell-elapsed"))
+    before = _seconds(cell(page, 2).locator(".agentcell-elapsed"))
     page.reload()
     page.wait_for_function(
         "() => { const k = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;"
         " return k && k.connectionStatus === 'connected'; }", timeout=60_000)
-    widget = cell(page, 1).locator(".agentcell")
+    widget = cell(page, 2).locator(".agentcell")
     expect(widget).to_have_attribute("data-status", "running", timeout=30_000)
     answer = widget.locator('.agentcell-answer[data-slot="answer"]')
     wait_for_words(answer, 8, timeout=10)
@@ -295,8 +317,9 @@ def test_reload_mid_run_shows_the_run_so_far_and_keeps_streaming(lab: Lab, page:
     assert after >= before
     expect(widget.locator(".agentcell-elapsed")).not_to_have_text(f"{after:.1f} s", timeout=30_000)
     wait_for_words(answer, seen + 1, timeout=10)
+    run_cell(page, 3)  # let the model finish
     expect(widget).to_have_attribute("data-status", "completed", timeout=30_000)
-    assert "Switch with" in (answer.text_content() or "")  # the end of the offline answer arrived
+    assert "Switch with" in (answer.text_content() or "")  # the end of the answer arrived
     screenshot(page, "widget-after-reload.png")
     assert page.js_errors == []
 
