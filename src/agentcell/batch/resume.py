@@ -40,6 +40,7 @@ class Finished:
     usage: Usage
     run_id: str | None
     error: str | None = None
+    duration: float | None = None
 
 
 def journal_folder(option: JournalOption) -> Path | None:
@@ -65,6 +66,7 @@ class _Line(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     run_id: str | None = None
     error: str | None = None
+    duration: float | None = None
 
 
 def read_finished(path: Path) -> dict[str, Finished]:
@@ -93,7 +95,7 @@ def read_finished(path: Path) -> dict[str, Finished]:
         if earlier is not None and earlier.status in DONE and row.status not in DONE:
             continue  # done once (same template, same row) stays done; a later stopped rerun changes nothing
         found[row.key] = Finished(status=row.status, results=row.results or {}, usage=row.usage, run_id=row.run_id,
-                                  error=row.error)
+                                  error=row.error, duration=row.duration)
     if skipped:
         lines_ = "line" if len(skipped) == 1 else "lines"
         warnings.warn(f"--resume left out {len(skipped)} {lines_} of {path} it could not read ({skipped[0]}); "
@@ -136,6 +138,7 @@ class Manifest:
             "error": row.error,
             "usage": to_jsonable_python(row.usage),
             "run_id": row.run_id,
+            "duration": None if row.duration is None else round(row.duration, 3),
         }
         try:
             self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")

@@ -38,6 +38,7 @@ from . import heap
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
 from .resume import DONE, Manifest, journal_folder, read_finished
+from .scoring import Score, Scorer
 from .settings import BatchOptions
 from .throttle import Throttle
 
@@ -73,6 +74,8 @@ class Batch:
         manifest: Manifest | None = None,
         runner: RowRunner | None = None,
         engine: Literal["kernel", "dask"] = "kernel",
+        scorer: Scorer | None = None,
+        baseline: Sequence[RowResult] | None = None,
     ) -> None:
         self.template = template
         self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
@@ -117,6 +120,14 @@ class Batch:
         self._result: BatchResult | None = None
         self._prepared: Prepared | None = None
         """The template and options checked once for every row (its rows share their tools and agents)."""
+        self.scorer = scorer
+        """The expected columns and evaluators each finished row is scored with (`None`: not scored)."""
+        self.baseline = baseline
+        """The rows of the earlier batch this one is compared with (`baseline=` / `--baseline`)."""
+        self._began: dict[int, float] = {}
+        """Row index → when it started, while it runs (its `duration` when it ends)."""
+        self._scoring: set[asyncio.Task[None]] = set()
+        """Rows being scored by asynchronous evaluators (the batch ends once they are)."""
         self._loop = asyncio.get_running_loop()
         self._restore_done(manifest)
         self._task = self._loop.create_task(self._main(), name="agentcell-batch")
@@ -227,9 +238,10 @@ class Batch:
             before = finished.get(row.key)
             if before is not None and before.status in DONE:
                 status = cast(RowStatus, before.status)
-                self.rows[row.index] = replace(row, status=status, results=before.results, usage=before.usage,
-                                               run_id=before.run_id, error=before.error, resumed=True)
-                self._finished.append(row.index)
+                done = replace(row, status=status, results=before.results, usage=before.usage,
+                               run_id=before.run_id, error=before.error, resumed=True, duration=before.duration)
+                self.rows[row.index] = done
+                self._score(done)
                 self._spent = self._spent + before.usage
 
     def _fill(self) -> None:
@@ -283,6 +295,7 @@ class Batch:
         """Start one row: an engine run in this kernel, or a task awaiting the row's runner (Dask)."""
         run_id = uuid.uuid4().hex[:12]
         self._running += 1
+        self._began[row.index] = time.monotonic()
         running = replace(self.rows[row.index], status="running", run_id=run_id)
         if row.problem is not None:  # a malformed input row fails alone, with the sentence that says why
             self._record(row, replace(running, status="failed", error=row.problem, run_id=None))
@@ -339,9 +352,20 @@ class Batch:
             fn(row)
 
     def _finish(self, row: RowResult) -> None:
+        began = self._began.pop(row.index, None)
+        if began is not None:
+            row = replace(row, duration=time.monotonic() - began)
+        later = False
+        if self.scorer is not None and row.status != "not_started":
+            later = self.scorer.asynchronous and row.status in DONE
+            if not later:
+                row = self._scored(row)
         self._set(row)
         self._spent = self._spent + row.usage
-        self._finished.append(row.index)
+        if later:
+            self._score(row)  # the row counts as finished once scored
+        else:
+            self._finished.append(row.index)
         if self._manifest is not None and row.status != "not_started":
             try:
                 self._manifest.write(row)
@@ -351,6 +375,39 @@ class Batch:
         self._wake()
         if self.settings.max_cost is not None and self._over_budget():
             self._close()
+
+    # ---- scoring ---------------------------------------------------------------------------
+    def _scored(self, row: RowResult) -> RowResult:
+        """`row` with its scores from synchronous evaluators (never raises: `scoring.py` catches theirs)."""
+        assert self.scorer is not None
+        if row.status not in DONE:
+            return replace(row, scores=self.scorer.unanswered(row.status, row.error))
+        return replace(row, scores=self.scorer.score(row.input, row.results))
+
+    def _score(self, row: RowResult) -> None:
+        """Score a finished row: at once with synchronous evaluators, else in a task of its own (the batch goes
+        on meanwhile; the row is yielded by `async for` once scored); a batch without evaluators: nothing."""
+        if self.scorer is None:
+            self._finished.append(row.index)
+            return
+        if not self.scorer.asynchronous or row.status not in DONE:
+            self.rows[row.index] = self._scored(row)
+            self._finished.append(row.index)
+            return
+        task = self._loop.create_task(self._score_async(row), name=f"agentcell-batch-score-{row.index}")
+        self._scoring.add(task)
+        task.add_done_callback(self._scoring.discard)
+
+    async def _score_async(self, row: RowResult) -> None:
+        assert self.scorer is not None
+        scores: tuple[Score, ...] = ()
+        try:
+            scores = await self.scorer.score_async(row.index, row.input, row.results, row.duration or 0.0)
+        finally:
+            if scores:
+                self._set(replace(self.rows[row.index], scores=scores))
+            self._finished.append(row.index)
+            self._wake()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
@@ -362,8 +419,12 @@ class Batch:
         try:
             self._refill()
             await self._idle.wait()
+            while self._scoring:  # rows still being scored by asynchronous evaluators
+                await asyncio.wait(list(self._scoring))
         except asyncio.CancelledError:
             self._stop("stopped")  # the batch's own task was cancelled (kernel shutdown): stop the rows too
+            for task in list(self._scoring):
+                task.cancel()
             await self._idle.wait()
             raise
         finally:
@@ -381,10 +442,16 @@ class Batch:
         finally:
             if self._manifest is not None:
                 self._manifest.close()  # never raises (a last flush on a full disk is let go)
+            comparison = None
+            if self.baseline is not None:
+                from .regress import compare
+
+                comparison = compare(self.rows, self.baseline, self.slots)
             self._result = BatchResult(
                 rows=tuple(self.rows), slots=self.slots, keep=self.settings.keep,
                 status="stopped" if self.reason else "completed", reason=self.reason,
-                template_sha256=self.template.sha256)
+                template_sha256=self.template.sha256,
+                expect={} if self.scorer is None else self.scorer.expect, comparison=comparison)
             self._wake()
 
     def __repr__(self) -> str:
