@@ -113,7 +113,8 @@ def launch_from_cell(
     """What `%%agent --over` does with its parsed line: check the flags, build the spec, start the batch.
 
     `spec()` builds the cell's spec (the magic's own flag handling, with `batch_spec`); `evaluate(expr, flag)`
-    evaluates `--over` (and `--evaluators`, `--baseline NAME`) in the notebook. Raises agentcell errors (the magic turns them into one line).
+    evaluates `--over` (and `--evaluators`, `--baseline NAME`) in the notebook. Raises agentcell errors (the
+    magic turns them into one line).
     """
     try:
         asyncio.get_running_loop()

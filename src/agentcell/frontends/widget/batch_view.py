@@ -352,7 +352,9 @@ def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
     head = f"agentcell batch: {len(batch.rows)} rows ({counts}); {state}"
     scored = summary_json(batch)
     if scored is not None:
-        head += f"; {scored['line']}" + (f"; against the baseline: {scored['baseline']}" if "baseline" in scored else "")
+        head += f"; {scored['line']}"
+        if "baseline" in scored:
+            head += f"; against the baseline: {scored['baseline']}"
     cols = ["#", *batch.slots, "status", "error", *(["passed"] if scored is not None else [])]
     lines = [head]
     cells = []
