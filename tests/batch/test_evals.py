@@ -164,3 +164,54 @@ def test_the_default_check_is_type_aware() -> None:
 async def test_a_batch_without_expectations_has_no_score_columns() -> None:
     result = await map(TEMPLATE, rows(3), model=grader(range(3)), journal=False)
     assert result.score_columns == [] and "passed" not in result.to_pandas().columns
+
+
+async def test_retry_runs_only_the_rows_that_did_not_complete() -> None:
+    attempts: dict[int, int] = {}
+
+    async def flaky(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        qid = int(re.search(r"Question (\d+)", last_prompt(messages)).group(1))  # type: ignore[union-attr]
+        attempts[qid] = attempts.get(qid, 0) + 1
+        if qid in (3, 5) and attempts[qid] == 1:
+            raise RuntimeError("flaky")
+        yield str(2 * qid)
+
+    first = map(TEMPLATE, rows(8), model=FunctionModel(stream_function=flaky), expect={"answer": "gold"},
+                journal=False)
+    result = await first
+    assert [r.index for r in result.rows if r.status == "failed"] == [3, 5]
+    again = first.retry()
+    second = await again
+    assert attempts == {i: 2 if i in (3, 5) else 1 for i in range(8)}  # only the failed rows ran again
+    assert second.counts == {"completed": 8} and second.summary()["passed"] == 8
+    assert [r.resumed for r in second.rows] == [i not in (3, 5) for i in range(8)]
+    assert second.rows[3].duration is not None and second.rows[0].duration == result.rows[0].duration
+
+
+async def test_retry_refuses_a_batch_still_running() -> None:
+    batch = map(TEMPLATE, rows(3), model=grader(range(3)), journal=False)
+    with pytest.raises(BatchError, match="still running"):
+        batch.retry()
+    await batch
+
+
+async def test_the_widget_shows_scores_summary_and_retries_in_place() -> None:
+    from agentcell.frontends.widget.batch_view import BatchWidget
+
+    batch = map(TEMPLATE, rows(6), model=grader({0, 1, 2}), expect={"answer": "gold"}, journal=False)
+    view = BatchWidget(batch)
+    sent: list[dict[str, Any]] = []
+    view.send = sent.append  # type: ignore[method-assign]
+    await batch
+    view.flush()
+    assert view.score_columns == ["answer:equals"]
+    final = view.final
+    assert final["summary"]["line"].startswith("3/6 passed (50.0%); 3 failed")
+    row4 = final["rows"][4]
+    assert row4["passed"] is False and row4["scores"] == {"answer:equals": False}
+    assert row4["expected"] == {"answer": "8"} and row4["values"] == {"answer": "9"}
+    assert row4["input_name"] == "qid" and row4["duration"] is not None
+    view._dispatch({"kind": "retry"})  # every row completed: the new batch runs nothing again
+    assert view.batch is not batch
+    await view.batch
+    assert all(r.resumed for r in view.batch.rows)

@@ -113,8 +113,10 @@ def start_batch(
     folder = journal_folder(options.journal)
     if settings.resume and folder is None:
         raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
-    options = replace(options, journal=folder if folder is not None else False)
-    path = manifest_path(compiled.sha256, options.journal)
+    path = manifest_path(compiled.sha256, folder if folder is not None else False)
+    # The rows' run journals go in a folder of their own beside the manifest (`batches/<template hash>/`), so the
+    # retention rule counts the batch as one journal and never evicts the notebook's other runs (journal/store.py).
+    options = replace(options, journal=path.with_suffix("") if path is not None else False)
     manifest = open_manifest(path)  # `None` (and a warning) when it cannot be opened: the rows still run
     if client is not None:
         from .dask import DaskRows, travelling

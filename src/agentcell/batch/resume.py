@@ -2,7 +2,8 @@
 
 Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest,
 `<journal folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content
-key, status, slot values, error, usage and run id. Each line is one write followed by a flush, so a
+key, status, slot values, error, usage, run id and duration; the rows' run journals are in the folder of
+the same name beside it (`batches/<template sha256[:16]>/<run id>.jsonl`), which retention counts as one. Each line is one write followed by a flush, so a
 Stop, an interrupt or a dead kernel loses only the rows in flight. `--resume` reads the manifest of
 the same template and skips every row whose content key is there as done (`completed` or `halted`);
 failed, stopped and unseen rows run again. The row's run id leads to its full transcript.
@@ -23,7 +24,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import JournalWarning
 from ..journal import JournalOption, journal_path
-from ..journal.paths import open_private
+from ..journal.paths import BATCHES, open_private
 from ..usage import Usage
 from .results import RowResult
 
@@ -52,7 +53,7 @@ def journal_folder(option: JournalOption) -> Path | None:
 def manifest_path(template_sha256: str, option: JournalOption) -> Path | None:
     """Where the rows of batches over this template are journalled (`None`: journaling is off)."""
     folder = journal_folder(option)
-    return None if folder is None else folder / "batches" / f"{template_sha256[:16]}.jsonl"
+    return None if folder is None else folder / BATCHES / f"{template_sha256[:16]}.jsonl"
 
 
 class _Line(BaseModel):

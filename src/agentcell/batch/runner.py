@@ -37,7 +37,8 @@ from ..usage import Usage
 from . import heap
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
-from .resume import DONE, Manifest, journal_folder, read_finished
+from .errors import BatchError
+from .resume import DONE, Manifest, journal_folder, open_manifest, read_finished
 from .scoring import Score, Scorer
 from .settings import BatchOptions
 from .throttle import Throttle
@@ -76,6 +77,7 @@ class Batch:
         engine: Literal["kernel", "dask"] = "kernel",
         scorer: Scorer | None = None,
         baseline: Sequence[RowResult] | None = None,
+        carried: Sequence[RowResult] = (),
     ) -> None:
         self.template = template
         self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
@@ -130,6 +132,11 @@ class Batch:
         """Rows being scored by asynchronous evaluators (the batch ends once they are)."""
         self._loop = asyncio.get_running_loop()
         self._restore_done(manifest)
+        for done in carried:  # `retry()`: rows an earlier batch over the same inputs finished stay as they are
+            if not self.rows[done.index].finished:
+                self.rows[done.index] = replace(done, resumed=True)
+                self._finished.append(done.index)
+                self._spent = self._spent + done.usage
         self._task = self._loop.create_task(self._main(), name="agentcell-batch")
 
     # ---- reading ---------------------------------------------------------------------------
@@ -213,6 +220,19 @@ class Batch:
     def supersede(self) -> None:
         """Stop the batch because the same cell started a newer run or batch (the registry calls it)."""
         self.cancel()
+
+    def retry(self) -> Batch:
+        """A new batch over the same rows that runs only those that did not complete (failed, stopped, never
+        started), like `--resume` without needing the journal; the rows that completed are carried over as they
+        are (`resumed`). Raises `BatchError` while this batch still runs, or for a batch on Dask."""
+        if not self.done:
+            raise BatchError("this batch is still running: stop it or wait for it before retrying its failed rows")
+        if self._runner is not None:
+            raise BatchError("retry runs in this kernel; start the batch again with --resume to retry it on Dask")
+        manifest = None if self._manifest is None else open_manifest(self._manifest.path)
+        carried = [r for r in self.rows if r.status in DONE]
+        return Batch(self.template, self._inputs, self.options, self.settings, throttle=self.throttle,
+                     manifest=manifest, scorer=self.scorer, baseline=self.baseline, carried=carried)
 
     def cancel_row(self, index: int) -> None:
         """Stop one running row (its Stop button in the row view); the batch goes on. Thread-safe."""

@@ -13,6 +13,9 @@ from ..errors import AgentcellError
 
 JOURNAL_ENV = "AGENTCELL_JOURNAL"
 OFF = frozenset({"0", "off", "false", "no", "none"})
+BATCHES = "batches"
+"""The journal folder's subfolder of batches: `<template hash>.jsonl` (a batch's manifest) and the folder
+`<template hash>/` holding its rows' run journals (retention counts the two as one journal: `store.py`)."""
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}")
 """A run id is a file name: letters, digits, `-`, `_`, `.`; at most 128; no `..`, no separators."""
 

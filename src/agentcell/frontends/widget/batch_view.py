@@ -34,6 +34,7 @@ from ...batch.regress import compare
 from ...batch.results import GROUPS, RowResult
 from ...batch.summary import summarize, summary_line
 from ...engine.eventlog import EventLog
+from ...errors import AgentcellError
 from ...formats.jsonsafe import scrub, scrub_text
 from ...loops import running_loop
 from ...render.html import NO_MATH
@@ -279,6 +280,25 @@ class BatchWidget(anywidget.AnyWidget):
                        "progress": self.progress()})
         elif kind == "row":
             self._row_message(content)
+        elif kind == "retry":
+            self._retry()
+
+    def _retry(self) -> None:
+        """"Retry failed rows": a new batch over the same rows runs only those that did not complete
+        (`Batch.retry`), shown in this widget from now on (`.batch` is the new one)."""
+        try:
+            batch = self.batch.retry()
+        except AgentcellError as exc:
+            self.hint = str(exc)
+            return
+        self.batch = batch
+        self._t0 = time.monotonic()
+        self._finished_at_start = sum(r.finished for r in batch.rows)
+        self._dirty.update(range(len(batch.rows)))
+        self.status = "running"
+        batch.watch(self._on_row)
+        batch.task.add_done_callback(lambda _t: self._ended())
+        self._schedule()
 
     def _row_message(self, content: dict[str, Any]) -> None:
         index, msg = content.get("index"), content.get("msg") or {}
