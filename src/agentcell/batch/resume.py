@@ -1,12 +1,12 @@
 """What `--resume` reads: each batch row journalled as it finishes, per template.
 
-Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest,
-`<journal folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content
-key, status, slot values, error, usage, run id and duration; the rows' run journals are in the folder of
-the same name beside it (`batches/<template sha256[:16]>/<run id>.jsonl`), which retention counts as one. Each line is one write followed by a flush, so a
-Stop, an interrupt or a dead kernel loses only the rows in flight. `--resume` reads the manifest of
-the same template and skips every row whose content key is there as done (`completed` or `halted`);
-failed, stopped and unseen rows run again. The row's run id leads to its full transcript.
+Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest, `<journal
+folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content key, status, slot
+values, error, usage, run id and duration; the rows' run journals are in the folder of the same name beside it
+(`batches/<template sha256[:16]>/<run id>.jsonl`), which retention counts as one. Each line is one write
+followed by a flush, so a Stop, an interrupt or a dead kernel loses only the rows in flight. `--resume` reads
+the manifest of the same template and skips every row whose content key is there as done (`completed` or
+`halted`); failed, stopped and unseen rows run again. The row's run id leads to its full transcript.
 """
 
 from __future__ import annotations

@@ -35,9 +35,9 @@ from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage
 from . import heap
+from .errors import BatchError
 from .inputs import Row
 from .results import BatchResult, RowResult, RowStatus
-from .errors import BatchError
 from .resume import DONE, Manifest, journal_folder, open_manifest, read_finished
 from .scoring import Score, Scorer
 from .settings import BatchOptions

@@ -1,13 +1,13 @@
 """The journal folder over time: listing runs, a retention rule, and `%agent journal` list/clean.
 
-Every run journals by default, so the folder would only grow. When a run opens its journal in the
-default folder, journals beyond the retention rule are removed: by default the newest
-`KEEP_RUNS` runs are kept and none older than `KEEP_DAYS` days (`AGENTCELL_JOURNAL_KEEP_RUNS`,
-`AGENTCELL_JOURNAL_KEEP_DAYS`; `0` turns that limit off). A batch counts as one run: its rows journal in a
-folder of their own (`batches/<template hash>/`, beside its manifest), kept or removed together, so a batch
-of 3,000 rows never evicts the notebook's single runs and a row's transcript lasts as long as its batch. A folder someone named (`journal="…"`)
-is never cleaned automatically: it may hold their own `.jsonl` files. Only files named like a
-journal (`<run id>.jsonl`) are ever touched.
+Every run journals by default, so the folder would only grow. When a run opens its journal in the default
+folder, journals beyond the retention rule are removed: by default the newest `KEEP_RUNS` runs are kept and
+none older than `KEEP_DAYS` days (`AGENTCELL_JOURNAL_KEEP_RUNS`, `AGENTCELL_JOURNAL_KEEP_DAYS`; `0` turns that
+limit off). A batch counts as one run: its rows journal in a folder of their own (`batches/<template hash>/`,
+beside its manifest), kept or removed together, so a batch of 3,000 rows never evicts the notebook's single
+runs and a row's transcript lasts as long as its batch. A folder someone named (`journal="…"`) is never
+cleaned automatically: it may hold their own `.jsonl` files. Only files named like a journal
+(`<run id>.jsonl`) are ever touched.
 """
 
 from __future__ import annotations
