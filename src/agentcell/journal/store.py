@@ -160,13 +160,13 @@ def prune_default(path: Path, *, run_id: str) -> None:
     """Apply the retention rule when a run journals into the default folder (never elsewhere, never raising);
     at most once every `PRUNE_EVERY_S` seconds (the rule is a bound on the folder, not an exact count)."""
     folder = path.parent
-    if folder != default_dir():
-        return
     now = time.monotonic()
     last = _pruned.get(folder)
     if last is not None and now - last < PRUNE_EVERY_S:
-        return
+        return  # asked again soon after (a batch's rows): not even `default_dir()` (it reads the environment)
     _pruned[folder] = now
+    if folder != default_dir():
+        return
     with contextlib.suppress(OSError, AgentcellError):
         clean(folder, exclude={run_id})
 
