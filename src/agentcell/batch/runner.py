@@ -22,30 +22,29 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Literal, cast
 
 from ..engine import Prepared, Run, prepare
 from ..errors import AgentcellError
-from ..events import Event
-from ..journal import load
-from ..loops import running_loop, wait_on
+from ..loops import running_loop
 from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage
 from . import heap
 from .errors import BatchError
 from .inputs import Row
+from .reading import BatchReading, Watcher
 from .results import BatchResult, RowResult, RowStatus
-from .resume import DONE, Manifest, journal_folder, open_manifest, read_finished
-from .scoring import Score, Scorer
+from .resume import DONE, Manifest, open_manifest, read_finished
+from .scored import Scoring
+from .scoring import Scorer
 from .settings import BatchOptions
 from .throttle import Throttle
 
 RowRunner = Callable[[Row, str], Coroutine[Any, Any, RowResult]]
 """Runs one row under a run id to its `RowResult` (in this kernel, or on a Dask worker)."""
-Watcher = Callable[[RowResult], None]
 
 
 def _error(exc: BaseException) -> str:
@@ -61,8 +60,15 @@ def _run_result(run: Run, running: RowResult) -> RowResult:
                    usage=result.usage)
 
 
-class Batch:
+class Batch(BatchReading):
     """A batch in progress (or finished): async-iterable of finished rows, awaitable, cancellable."""
+
+    scorer: Scorer | None
+    """The expected columns and evaluators each finished row is scored with (`None`: not scored)."""
+    baseline: Sequence[RowResult] | None
+    """The rows of the earlier batch this one is compared with (`baseline=` / `--baseline`)."""
+    _began: dict[int, float]
+    """Row index → when it started, while it runs (its `duration` when it ends)."""
 
     def __init__(
         self,
@@ -75,17 +81,13 @@ class Batch:
         manifest: Manifest | None = None,
         runner: RowRunner | None = None,
         engine: Literal["kernel", "dask"] = "kernel",
-        scorer: Scorer | None = None,
-        baseline: Sequence[RowResult] | None = None,
-        carried: Sequence[RowResult] = (),
+        scorer: Scorer | None = None, baseline: Sequence[RowResult] | None = None, carried: Sequence[RowResult] = (),
     ) -> None:
-        self.template = template
+        self.template, self.settings, self.engine = template, batch, engine
         self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
         """A name for the batch (`%agent stop` says it; each row's run has its own run id)."""
         self.options = options
         """Every row's run options; a row's own fields are added to `options.context`."""
-        self.settings = batch
-        self.engine = engine
         self.throttle = throttle or Throttle()
         self.slots = tuple(s.name for s in template.slots if s.type != "halt")
         self.rows: list[RowResult] = [RowResult(index=r.index, key=r.key, input=r.fields) for r in rows]
@@ -122,92 +124,11 @@ class Batch:
         self._result: BatchResult | None = None
         self._prepared: Prepared | None = None
         """The template and options checked once for every row (its rows share their tools and agents)."""
-        self.scorer = scorer
-        """The expected columns and evaluators each finished row is scored with (`None`: not scored)."""
-        self.baseline = baseline
-        """The rows of the earlier batch this one is compared with (`baseline=` / `--baseline`)."""
-        self._began: dict[int, float] = {}
-        """Row index → when it started, while it runs (its `duration` when it ends)."""
-        self._scoring: set[asyncio.Task[None]] = set()
-        """Rows being scored by asynchronous evaluators (the batch ends once they are)."""
+        self.scorer, self.baseline, self._began = scorer, baseline, {}  # see the class's annotations
         self._loop = asyncio.get_running_loop()
-        self._restore_done(manifest)
-        for done in carried:  # `retry()`: rows an earlier batch over the same inputs finished stay as they are
-            if not self.rows[done.index].finished:
-                self.rows[done.index] = replace(done, resumed=True)
-                self._finished.append(done.index)
-                self._spent = self._spent + done.usage
+        self._scoring = None if scorer is None else Scoring(scorer, self._loop, self._set, self._scored)
+        self._restore_done(manifest, carried)
         self._task = self._loop.create_task(self._main(), name="agentcell-batch")
-
-    # ---- reading ---------------------------------------------------------------------------
-    @property
-    def done(self) -> bool:
-        return self._result is not None
-
-    @property
-    def result(self) -> BatchResult | None:
-        """The `BatchResult` once every row has ended, else `None`."""
-        return self._result
-
-    @property
-    def task(self) -> asyncio.Task[None]:
-        """The task that owns the batch (the registry keeps it)."""
-        return self._task
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        return self._loop
-
-    @property
-    def usage(self) -> Usage:
-        """Totals over the rows that ended, plus what the running rows spent so far."""
-        total = self._spent
-        for run in list(self.runs.values()):
-            total = total + run.usage
-        return total
-
-    def events_of(self, index: int) -> tuple[Event, ...] | None:
-        """Row `index`'s events: live while it runs, from its journal once it ended (`None`: not kept)."""
-        run = self.runs.get(index)
-        if run is not None:
-            return run.events_so_far
-        row = self.rows[index]
-        folder = journal_folder(self.options.journal)
-        if row.run_id is None or folder is None:
-            return None
-        try:
-            return load(row.run_id, path=folder).events
-        except (AgentcellError, OSError, ValueError):
-            return None
-
-    def watch(self, fn: Watcher) -> None:
-        """Call `fn(row)` whenever a row starts or ends (on the batch's loop)."""
-        self._watchers.append(fn)
-
-    def __aiter__(self) -> AsyncIterator[RowResult]:
-        return self._follow()
-
-    async def _follow(self) -> AsyncIterator[RowResult]:
-        index = 0
-        while True:
-            while index < len(self._finished):
-                yield self.rows[self._finished[index]]
-                index += 1
-            if self._result is not None:
-                return
-            if self._waiter is None:  # made after the last look, with no await between: no end is missed
-                self._waiter = asyncio.Event()
-            await self._waiter.wait()
-
-    def __await__(self) -> Generator[Any, None, BatchResult]:
-        return self.wait().__await__()
-
-    async def wait(self) -> BatchResult:
-        """Wait for every row to end (cancelling the waiter does not stop the batch); from any loop."""
-        if self._result is None:  # an ended batch needs no loop (its own may have stopped since)
-            await wait_on(self._loop, lambda: asyncio.shield(self._task), what="this batch")
-        assert self._result is not None
-        return self._result
 
     # ---- control ---------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -222,9 +143,8 @@ class Batch:
         self.cancel()
 
     def retry(self) -> Batch:
-        """A new batch over the same rows that runs only those that did not complete (failed, stopped, never
-        started), like `--resume` without needing the journal; the rows that completed are carried over as they
-        are (`resumed`). Raises `BatchError` while this batch still runs, or for a batch on Dask."""
+        """A new batch over the same rows running only those that did not complete, like `--resume` without the
+        journal (the others are carried over, `resumed`). `BatchError` while this one runs, or on Dask."""
         if not self.done:
             raise BatchError("this batch is still running: stop it or wait for it before retrying its failed rows")
         if self._runner is not None:
@@ -250,7 +170,11 @@ class Batch:
             task.cancel()  # a Dask row's task owns its future: cancelling it cancels the future
 
     # ---- driving ---------------------------------------------------------------------------
-    def _restore_done(self, manifest: Manifest | None) -> None:
+    def _restore_done(self, manifest: Manifest | None, carried: Sequence[RowResult]) -> None:
+        for done in carried:  # `retry()`: the rows an earlier batch over the same inputs finished stay as they are
+            self.rows[done.index] = replace(done, resumed=True)
+            self._finished.append(done.index)
+            self._spent = self._spent + done.usage
         if not self.settings.resume or manifest is None:
             return
         finished = read_finished(manifest.path)
@@ -260,8 +184,10 @@ class Batch:
                 status = cast(RowStatus, before.status)
                 done = replace(row, status=status, results=before.results, usage=before.usage,
                                run_id=before.run_id, error=before.error, resumed=True, duration=before.duration)
-                self.rows[row.index] = done
-                self._score(done)
+                scored = done if self._scoring is None else self._scoring.finish(done)
+                self.rows[row.index] = scored or done
+                if scored is not None:
+                    self._finished.append(row.index)
                 self._spent = self._spent + before.usage
 
     def _fill(self) -> None:
@@ -375,16 +301,10 @@ class Batch:
         began = self._began.pop(row.index, None)
         if began is not None:
             row = replace(row, duration=time.monotonic() - began)
-        later = False
-        if self.scorer is not None and row.status != "not_started":
-            later = self.scorer.asynchronous and row.status in DONE
-            if not later:
-                row = self._scored(row)
-        self._set(row)
+        scored = row if self._scoring is None else self._scoring.finish(row)  # `None`: scored later, in a task
+        self._set(scored or row)
         self._spent = self._spent + row.usage
-        if later:
-            self._score(row)  # the row counts as finished once scored
-        else:
+        if scored is not None:
             self._finished.append(row.index)
         if self._manifest is not None and row.status != "not_started":
             try:
@@ -396,38 +316,10 @@ class Batch:
         if self.settings.max_cost is not None and self._over_budget():
             self._close()
 
-    # ---- scoring ---------------------------------------------------------------------------
-    def _scored(self, row: RowResult) -> RowResult:
-        """`row` with its scores from synchronous evaluators (never raises: `scoring.py` catches theirs)."""
-        assert self.scorer is not None
-        if row.status not in DONE:
-            return replace(row, scores=self.scorer.unanswered(row.status, row.error))
-        return replace(row, scores=self.scorer.score(row.input, row.results))
-
-    def _score(self, row: RowResult) -> None:
-        """Score a finished row: at once with synchronous evaluators, else in a task of its own (the batch goes
-        on meanwhile; the row is yielded by `async for` once scored); a batch without evaluators: nothing."""
-        if self.scorer is None:
-            self._finished.append(row.index)
-            return
-        if not self.scorer.asynchronous or row.status not in DONE:
-            self.rows[row.index] = self._scored(row)
-            self._finished.append(row.index)
-            return
-        task = self._loop.create_task(self._score_async(row), name=f"agentcell-batch-score-{row.index}")
-        self._scoring.add(task)
-        task.add_done_callback(self._scoring.discard)
-
-    async def _score_async(self, row: RowResult) -> None:
-        assert self.scorer is not None
-        scores: tuple[Score, ...] = ()
-        try:
-            scores = await self.scorer.score_async(row.index, row.input, row.results, row.duration or 0.0)
-        finally:
-            if scores:
-                self._set(replace(self.rows[row.index], scores=scores))
-            self._finished.append(row.index)
-            self._wake()
+    def _scored(self, index: int) -> None:
+        """Row `index` was scored in a task of its own: it counts as finished now."""
+        self._finished.append(index)
+        self._wake()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
@@ -439,12 +331,12 @@ class Batch:
         try:
             self._refill()
             await self._idle.wait()
-            while self._scoring:  # rows still being scored by asynchronous evaluators
-                await asyncio.wait(list(self._scoring))
+            if self._scoring is not None:
+                await self._scoring.drain()  # rows still being scored by asynchronous evaluators
         except asyncio.CancelledError:
             self._stop("stopped")  # the batch's own task was cancelled (kernel shutdown): stop the rows too
-            for task in list(self._scoring):
-                task.cancel()
+            if self._scoring is not None:
+                self._scoring.cancel()
             await self._idle.wait()
             raise
         finally:
