@@ -82,7 +82,7 @@ describe("batch view", () => {
     model.emit({ kind: "rows", rows: [row(3, "completed")], progress: progress({ done: 1, pending: 3 }), open: [{ index: 3, status: "completed", events: events.slice(6) }] });
     view.rowView.flush();
     expect($(".agentcell-batch-detail").hidden).toBe(false);
-    expect($(".agentcell-batch-detail-title").textContent).toBe("Row 3");
+    expect($(".agentcell-batch-detail-title").textContent).toBe("Row 3 · text 3"); // the row names its input
     expect($(".agentcell-batch-detail-body .agentcell-answer").textContent).toContain("Dr Ada");
     expect(view.rowView.state.ended).toBe(true);
     $(".agentcell-batch-detail-body .agentcell-stop").click(); // ended: disabled, nothing sent

@@ -142,3 +142,34 @@ async def test_a_batch_cells_rows_speak_the_cells_words(ip: InteractiveShell) ->
     answers = [r["answer"] for r in result.to_records()]
     assert all("pass `--model` to the cell" in a for a in answers), answers
     assert not any("model=\"openai" in a for a in answers)
+
+
+async def test_expect_and_baseline_last_score_the_cell_and_compare_it_with_its_previous_batch(
+        ip: InteractiveShell) -> None:
+    from pydantic_ai.models.function import FunctionModel
+
+    async def half(messages: Any, info: Any) -> Any:  # right on even rows only
+        word = str(messages[-1].parts[-1].content).split()[-1]
+        yield word.upper() if int(word[1:]) % 2 == 0 else "nope"
+
+    ip.user_ns["half"] = FunctionModel(stream_function=half)
+    ip.user_ns["rows"] = [{"item": f"w{i}", "gold": f"W{i}"} for i in range(12)]
+    cell = "SHOUT: {{ item }} [[answer]]"
+    ip.run_cell_magic("agent", "--over rows -m half -o first --expect answer=gold --baseline last", cell)
+    first = await ip.user_ns["first"]
+    assert first.summary()["passed"] == 6 and first.comparison is None  # the cell's first batch: nothing before
+    ip.run_cell_magic("agent", "--over rows -m shouter -o second --expect answer=gold --baseline last", cell)
+    second = await ip.user_ns["second"]
+    assert second.comparison is not None and second.comparison.improved == [1, 3, 5, 7, 9, 11]
+    assert second.comparison.line == "6 improved, 0 regressed, 6 unchanged"
+    ip.run_cell_magic("agent", "--over rows -m half -o third --expect answer=gold --baseline second", cell)
+    third = await ip.user_ns["third"]
+    assert third.comparison is not None and third.comparison.regressed == [1, 3, 5, 7, 9, 11]
+    final = ip.user_ns["third"].view.final
+    assert final["summary"]["line"].startswith("6/12 passed")
+    assert final["summary"]["baseline"] == "0 improved, 6 regressed, 6 unchanged"
+
+
+async def test_a_bad_expect_is_one_line(ip: InteractiveShell) -> None:
+    with pytest.raises(UsageError, match=r"--expect 'answer': write SLOT=COLUMN, e.g. --expect answer=gold"):
+        ip.run_cell_magic("agent", "--over words -m shouter --expect answer", "SHOUT: {{ item }} [[answer]]")

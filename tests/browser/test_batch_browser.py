@@ -43,7 +43,7 @@ def test_batch_rows_fill_live_a_row_opens_and_stop_stops_everything(lab: Lab, pa
     first.click()
     detail = widget.locator(".agentcell-batch-detail")
     expect(detail).to_be_visible()
-    expect(detail.locator(".agentcell-batch-detail-title")).to_have_text("Row 0")
+    expect(detail.locator(".agentcell-batch-detail-title")).to_contain_text("Row 0 · item = ")  # names its input
     expect(detail.locator('.agentcell-answer[data-slot="answer"]')).to_contain_text("W000")
 
     widget.locator(".agentcell-batch-header .agentcell-stop").click()

@@ -46,6 +46,17 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "failed: the prompt of [[answer]] holds {{ fig }}, a 640×480 PNG, and the model 'text-only' does not accept "
         "images",
     ],
+    "evals.ipynb": [
+        "60 reviews; {'negative': 23, 'neutral': 22, 'positive': 15}",
+        "44/60 passed (73.3%); 16 failed",  # the widget's saved summary
+        "pass rate: 44/60 (73.3%)",
+        "r03             Excellent, another cracked screen negative positive",
+        "pass rate: 76.7% | against v1: 8 improved, 6 regressed, 46 unchanged",
+        "regressed rows: ['Solid and reliable, excellent', 'Perfect fit, excellent material',",
+        "   3  improved         positive      negative",
+        "means: {'sentiment:exact': 0.767, 'sentiment:partial': 0.825}",
+        "careful vs keywords: 12 improved, 0 regressed, 48 unchanged",
+    ],
     "quickstart.ipynb": [
         "widget bundle: ok",
         "status: stopped",

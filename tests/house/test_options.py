@@ -40,7 +40,7 @@ SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     # The widget's Approve / Deny buttons answer approvals; `key` (which earlier run this one replaces) is the front's.
     "show": (handle.show, ["key"], {"approve"}),
     # Per row: a row is a run of its own, so one run's `history`, `run_id` and `resume_from` are not options here.
-    "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client"],
+    "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline"],
             {"history", "run_id", "resume_from", "cost_limit"}),
     # One run per model: `models=` takes the place of `model`.
     "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows"], {"model"}),

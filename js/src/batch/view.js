@@ -3,14 +3,16 @@
 //
 // Kernel → view (custom messages): {kind: "rows", rows, progress, open?: [{index, status, events}]},
 // {kind: "snapshot", rows, progress}, {kind: "row", index, status, msg, missing?}; traits `status`,
-// `columns`, `final` ({rows, progress} once the batch ended), `hint`.
-// View → kernel: {kind: "stop"}, {kind: "snapshot_request"}, {kind: "row", index, msg}.
+// `columns`, `score_columns`, `final` ({rows, progress, summary?, changes?} once the batch ended), `hint`.
+// A scored batch's progress carries `summary` ({line, baseline?, ...}); its rows `passed`, `scores`, `expected`.
+// View → kernel: {kind: "stop"}, {kind: "snapshot_request"}, {kind: "row", index, msg}, {kind: "retry"}.
 import { statusLabel } from "../format.js";
 import { h, setAttr, setText } from "../render/dom.js";
 import { createView } from "../view.js";
 import { countsText, segments, statsText } from "./progress.js";
 import { createRowModel } from "./row-model.js";
-import { clearRows, createTable, markOpen, setColumns, updateRows } from "./table.js";
+import { FILTERS, changesTable, expectedBox, summaryText } from "./scores.js";
+import { clearRows, createTable, markOpen, setColumns, setFilter, updateRows } from "./table.js";
 
 const ENDED = new Set(["completed", "stopped"]);
 
@@ -21,16 +23,23 @@ function buildDOM(ctx) {
   const counts = h("p", { class: "agentcell-batch-counts", aria: { live: "polite" } });
   const stats = h("p", { class: "agentcell-batch-stats" });
   const hint = h("p", { class: "agentcell-hint", hidden: true });
+  const summary = h("p", { class: "agentcell-batch-summary", hidden: true, aria: { live: "polite" } });
+  const filter = h("select", { class: "agentcell-batch-filter", aria: { label: "show rows" } },
+    FILTERS.map(([value, text]) => h("option", { value }, text)));
+  const retryBtn = h("button", { type: "button", class: "agentcell-btn agentcell-batch-retry", hidden: true, aria: { label: "Run the failed and stopped rows again" } }, "Retry failed rows");
+  const controls = h("div", { class: "agentcell-batch-controls" }, h("label", null, "Show ", filter), retryBtn);
+  const changes = h("section", { class: "agentcell-batch-changed", hidden: true, aria: { label: "rows changed against the baseline" } });
   const table = createTable((index) => openRow(ctx, index), ctx.opts.maxShown);
   const detailTitle = h("span", { class: "agentcell-batch-detail-title" });
   const closeBtn = h("button", { type: "button", class: "agentcell-btn", aria: { label: "Close this row's run view" } }, "Close");
   const detailNote = h("p", { class: "agentcell-batch-note", hidden: true });
+  const detailExpect = h("div", { class: "agentcell-batch-detail-expect" });
   const detailBody = h("div", { class: "agentcell-batch-detail-body" });
   const detail = h("section", { class: "agentcell-batch-detail", hidden: true, aria: { label: "one row's run" } },
-    h("div", { class: "agentcell-batch-detail-head" }, detailTitle, closeBtn), detailNote, detailBody);
+    h("div", { class: "agentcell-batch-detail-head" }, detailTitle, closeBtn), detailNote, detailExpect, detailBody);
   const header = h("div", { class: "agentcell-header agentcell-batch-header" }, h("span", { class: "agentcell-batch-title" }, "Batch"), statusEl, stopBtn);
-  const root = h("div", { class: "agentcell agentcell-batch", data: { status: "running" } }, header, bar, counts, stats, hint, table.el, detail);
-  return { root, stopBtn, statusEl, bar, counts, stats, hint, table, detail, detailTitle, detailNote, detailBody, closeBtn };
+  const root = h("div", { class: "agentcell agentcell-batch", data: { status: "running" } }, header, bar, counts, stats, summary, hint, controls, table.el, changes, detail);
+  return { root, stopBtn, statusEl, bar, counts, stats, summary, hint, filter, retryBtn, changes, table, detail, detailTitle, detailNote, detailExpect, detailBody, closeBtn };
 }
 
 function renderProgress(ctx) {
@@ -49,6 +58,20 @@ function renderProgress(ctx) {
   const hint = ctx.model.get("hint") ?? "";
   parts.hint.hidden = !hint;
   setText(parts.hint, hint);
+  const summary = summaryText(p.summary);
+  parts.summary.hidden = !summary;
+  setText(parts.summary, summary);
+  parts.retryBtn.hidden = !(ended && (num(p.failed) + num(p.stopped) + num(p.not_started)) > 0);
+}
+
+function num(v) {
+  return Number.isFinite(v) ? v : 0;
+}
+
+function renderChanges(ctx, changes) {
+  const table = changesTable(changes);
+  ctx.parts.changes.hidden = !table;
+  ctx.parts.changes.replaceChildren(...(table ? [h("p", { class: "agentcell-batch-note" }, "Rows that changed against the baseline:"), table] : []));
 }
 
 function openRow(ctx, index) {
@@ -57,9 +80,22 @@ function openRow(ctx, index) {
   ctx.rowModel = createRowModel(ctx.send, index, row?.status ?? "running");
   ctx.parts.detail.hidden = false;
   ctx.parts.detailNote.hidden = true;
-  setText(ctx.parts.detailTitle, `Row ${index}`);
+  setText(ctx.parts.detailTitle, rowTitle(row, index));
+  const box = expectedBox(row);
+  ctx.parts.detailExpect.replaceChildren(...(box ? [box] : []));
   ctx.rowView = createView(ctx.rowModel, ctx.parts.detailBody, ctx.opts);
   markOpen(ctx.parts.table, index);
+}
+
+/** "Row 7 · item = w07 · 1.2 s" — the row's number, its input (first field) and how long its run took. */
+function rowTitle(row, index) {
+  const parts = [`Row ${index}`];
+  if (row && row.input !== undefined && row.input !== "") {
+    const value = typeof row.input === "string" ? row.input : JSON.stringify(row.input);
+    parts.push(row.input_name ? `${row.input_name} = ${value}` : value);
+  }
+  if (row && Number.isFinite(row.duration)) parts.push(`${row.duration.toFixed(1)} s${row.resumed ? " (an earlier batch)" : ""}`);
+  return parts.join(" · ");
 }
 
 function closeRow(ctx) {
@@ -68,6 +104,7 @@ function closeRow(ctx) {
   ctx.rowView.destroy();
   ctx.rowView = ctx.rowModel = null;
   ctx.parts.detail.hidden = true;
+  ctx.parts.detailExpect.replaceChildren();
   markOpen(ctx.parts.table, null);
 }
 
@@ -100,6 +137,7 @@ function loadFinal(ctx) {
   clearRows(ctx.parts.table);
   updateRows(ctx.parts.table, final.rows);
   ctx.progress = final.progress ?? ctx.progress;
+  renderChanges(ctx, final.changes);
   renderProgress(ctx);
   return true;
 }
@@ -109,9 +147,13 @@ function connect(ctx) {
   const handlers = {
     "msg:custom": (msg) => onMessage(ctx, msg),
     "change:final": () => loadFinal(ctx),
-    "change:status": () => renderProgress(ctx),
+    "change:status": () => {
+      if (!ENDED.has(model.get("status"))) ctx.stopping = false; // a retry runs again
+      renderProgress(ctx);
+    },
     "change:hint": () => renderProgress(ctx),
     "change:columns": () => setColumns(ctx.parts.table, model.get("columns") ?? []),
+    "change:score_columns": () => setColumns(ctx.parts.table, ctx.parts.table.columns, model.get("score_columns") ?? []),
   };
   for (const [name, fn] of Object.entries(handlers)) model.on(name, fn);
   return () => {
@@ -137,7 +179,13 @@ export function createBatchView(model, el, opts = {}) {
     renderProgress(ctx);
   });
   ctx.parts.closeBtn.addEventListener("click", () => closeRow(ctx));
-  setColumns(ctx.parts.table, model.get("columns") ?? []);
+  ctx.parts.filter.addEventListener("change", () => setFilter(ctx.parts.table, ctx.parts.filter.value));
+  ctx.parts.retryBtn.addEventListener("click", () => {
+    ctx.parts.retryBtn.hidden = true;
+    ctx.stopping = false;
+    ctx.send({ kind: "retry" });
+  });
+  setColumns(ctx.parts.table, model.get("columns") ?? [], model.get("score_columns") ?? []);
   const disconnect = connect(ctx);
   if (!loadFinal(ctx)) ctx.send({ kind: "snapshot_request" });
   renderProgress(ctx);

@@ -4,6 +4,9 @@
 * `runner.py` runs the rows concurrently on the running loop (`Batch`), as `settings.py` says (`BatchOptions`);
 * `throttle.py` is the one back-off a 429 puts on every row;
 * `results.py` is the table (`BatchResult.to_pandas()`, records, CSV/JSON/Parquet);
+* `scoring.py` scores each finished row (`expect=`, `evaluators=`; the default check is `expect.py`'s),
+  `summary.py` gives the numbers, `regress.py` compares with a baseline batch, `evals_report.py` makes a
+  pydantic-evals `EvaluationReport`;
 * `resume.py` journals rows as they finish so `resume=True` skips what is done;
 * `dask.py` runs the rows on a Dask cluster instead (`client=`).
 
@@ -13,6 +16,7 @@ This package sits above the engine (a row is one engine run) and below the kerne
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Unpack
 
@@ -25,11 +29,12 @@ from .inputs import Row, check_rows, read_rows
 from .results import BatchResult, RowResult
 from .resume import journal_folder, manifest_path, open_manifest
 from .runner import Batch
+from .scoring import Score, Scorer
 from .settings import BatchOptions
 from .throttle import Throttle, gated
 
 __all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "ComparedBatch", "ComparedBatchResult", "Comparison",
-           "Row", "RowResult", "compare", "map", "start_batch", "start_compared_batch", "start_comparison"]
+           "Row", "RowResult", "Score", "compare", "map", "start_batch", "start_compared_batch", "start_comparison"]
 
 
 @option_keywords
@@ -43,6 +48,9 @@ def map(
     keep: bool = False,
     resume: bool = False,
     client: Any = None,
+    expect: Mapping[str, str] | None = None,
+    evaluators: Sequence[Any] | None = None,
+    baseline: Any = None,
     **options: Unpack[MapOptionsKwargs],
 ) -> Batch:
     """Run `template` once per row of `rows`, `concurrency` rows at a time; returns the `Batch` at once.
@@ -55,6 +63,12 @@ def map(
     results, `resume` skips rows an earlier batch over the same template finished, and `client` (an
     asynchronous `distributed.Client`) runs the rows on a Dask cluster.
 
+    Scores (`scoring.py`): `expect` maps an answer slot to the column of the rows holding its expected
+    value (`{"answer": "gold"}`); `evaluators` are functions `(output, expected, row) -> bool | float | dict`
+    or pydantic-evals `Evaluator`s (default with `expect`: a type-aware equality). Each row is scored as it
+    finishes; `BatchResult.summary()`, `.to_pandas()` and `.report()` show the scores. `baseline` (an
+    earlier `BatchResult` or `Batch` over the same rows) is what `BatchResult.comparison` compares with.
+
     `async for row in batch` gives each `RowResult` as it finishes; `await batch` the `BatchResult`;
     `batch.cancel()` stops everything.
 
@@ -63,7 +77,8 @@ def map(
     """
     chosen = options_for(map, options)
     settings = BatchOptions(concurrency=concurrency, max_cost=max_cost, keep=keep, resume=resume)
-    return start_batch(template, rows, chosen, settings, max_rows=max_rows, client=client)
+    return start_batch(template, rows, chosen, settings, max_rows=max_rows, client=client, expect=expect,
+                       evaluators=evaluators, baseline=baseline)
 
 
 def start_batch(
@@ -74,6 +89,9 @@ def start_batch(
     *,
     max_rows: int | None = None,
     client: Any = None,
+    expect: Mapping[str, str] | None = None,
+    evaluators: Sequence[Any] | None = None,
+    baseline: Any = None,
 ) -> Batch:
     """`map` with its options as values (what the magic calls): check everything, then start the batch."""
     from ..engine.toolbox import build_registry, check_toolsets
@@ -84,6 +102,10 @@ def start_batch(
         raise BatchError(f"concurrency must be at least 1, got {settings.concurrency}")
     rows = read_rows(over, max_rows=max_rows)
     check_rows(rows, compiled.variables, list(options.context or {}))
+    scorer = _scorer(compiled, expect, evaluators)
+    if scorer is not None:
+        scorer.check_rows(rows)
+    earlier = _baseline_rows(baseline)
     build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
     check_toolsets(options.toolsets)
     throttle = Throttle()
@@ -94,8 +116,10 @@ def start_batch(
     folder = journal_folder(options.journal)
     if settings.resume and folder is None:
         raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
-    options = replace(options, journal=folder if folder is not None else False)
-    path = manifest_path(compiled.sha256, options.journal)
+    path = manifest_path(compiled.sha256, folder if folder is not None else False)
+    # The rows' run journals go in a folder of their own beside the manifest (`batches/<template hash>/`), so the
+    # retention rule counts the batch as one journal and never evicts the notebook's other runs (journal/store.py).
+    options = replace(options, journal=path.with_suffix("") if path is not None else False)
     manifest = open_manifest(path)  # `None` (and a warning) when it cannot be opened: the rows still run
     if client is not None:
         from .dask import DaskRows, travelling
@@ -103,10 +127,29 @@ def start_batch(
         runner = DaskRows(client, compiled, options)
         rows = travelling(rows)
         batch = Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest,
-                      runner=runner, engine="dask")
+                      runner=runner, engine="dask", scorer=scorer, baseline=earlier)
         runner.bind(batch)
         return batch
-    return Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest)
+    return Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest, scorer=scorer,
+                 baseline=earlier)
+
+
+def _scorer(template: Template, expect: Mapping[str, str] | None, evaluators: Sequence[Any] | None) -> Scorer | None:
+    if not expect and evaluators is None:
+        return None
+    if expect is not None and not isinstance(expect, Mapping):
+        raise BatchError(f"expect must map slot names to columns ({{'answer': 'gold'}}), got {type(expect).__name__}")
+    slots = [(s.name, str(s.type)) for s in template.slots if s.type != "halt"]
+    return Scorer(dict(expect or {}), evaluators, slots)
+
+
+def _baseline_rows(baseline: Any) -> tuple[RowResult, ...] | None:
+    """The rows of `baseline` (a `BatchResult` or a `Batch`, finished or not); `None`: no baseline."""
+    if baseline is None:
+        return None
+    if isinstance(baseline, BatchResult | Batch):
+        return tuple(baseline.rows)
+    raise BatchError(f"baseline must be an earlier batch (a BatchResult or Batch), got {type(baseline).__name__}")
 
 
 def _compile(template: Template | str) -> Template:

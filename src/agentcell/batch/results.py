@@ -1,10 +1,12 @@
 """A batch's results: one `RowResult` per input row, in row order, and the `BatchResult` table.
 
 `BatchResult.to_pandas()` has the input columns (with `keep`), one column per answer slot, then
-`status`, `error`, `requests`, `tool_calls`, `input_tokens`, `output_tokens`, `cost` and `run_id`;
-`to_records()` gives the same rows as dicts, and `to_csv` / `to_json` / `to_parquet` let pandas do the
-writing. A row that failed (or was never started because the batch was stopped) is a row like the
-others: its `status` says so and its `error` says why.
+`status`, `error`, `requests`, `tool_calls`, `input_tokens`, `output_tokens`, `cost` and `run_id`,
+and, when the batch was scored (`expect=` / `evaluators=`), `passed` and one `<slot>:<evaluator>` column
+per score (an evaluator that failed on a row reads `"error"` there); `to_records()` gives the same rows
+as dicts, and `to_csv` / `to_json` / `to_parquet` let pandas do the writing. A row that failed (or was
+never started because the batch was stopped) is a row like the others: its `status` says so and its
+`error` says why.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic_core import to_jsonable_python
 
 from ..formats.jsonsafe import scrub, scrub_text
 from ..usage import RunStatus, Usage
+from .scoring import Score, row_passed
+
+if TYPE_CHECKING:
+    from .regress import Comparison
 
 RowStatus: TypeAlias = RunStatus | Literal["pending", "running", "not_started"]
 """A row's state: `pending`, `running`, a run's final status, or `not_started` (the batch stopped first)."""
@@ -60,6 +66,15 @@ class RowResult:
     """The row's run (its journal file is `<run_id>.jsonl`); `None` for a row never started."""
     resumed: bool = False
     """True when the row was not run again: `--resume` found it done by an earlier batch."""
+    scores: tuple[Score, ...] = ()
+    """The evaluators' verdicts on the row (empty: the batch is not scored, or the row never started)."""
+    duration: float | None = None
+    """Seconds the row's run took (a resumed row keeps the duration of the run that did it)."""
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether every check passed (`None`: not scored, or an evaluator failed and none failed the row)."""
+        return row_passed(self.scores) if self.scores else None
 
     @property
     def group(self) -> str:
@@ -85,6 +100,10 @@ class BatchResult:
     reason: str | None = None
     """Why the batch stopped early (`None` when every row ran)."""
     template_sha256: str = ""
+    expect: Mapping[str, str] = field(default_factory=dict)
+    """Slot → the input column holding its expected value (`expect=` / `--expect`)."""
+    comparison: Comparison | None = None
+    """This batch against its baseline (`baseline=` / `--baseline`), when it had one."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -102,13 +121,46 @@ class BatchResult:
     @property
     def columns(self) -> list[str]:
         inputs = [c for c in dict.fromkeys(k for row in self.rows for k in row.input)] if self.keep else []
-        return [*(_input_name(c, self.slots) for c in inputs), *self.slots, *TAIL_COLUMNS]
+        return [*(_input_name(c, self.slots) for c in inputs), *self.slots, *TAIL_COLUMNS, *self.score_columns]
+
+    @property
+    def score_columns(self) -> list[str]:
+        """`passed` and one `<slot>:<evaluator>` column per score, when any row was scored."""
+        names = list(dict.fromkeys(s.column for row in self.rows for s in row.scores))
+        return ["passed", *names] if names else []
+
+    def summary(self) -> dict[str, Any]:
+        """The scores as numbers: pass rate, means per evaluator / slot / column, failures (`summary.py`),
+        and `baseline` (improved / regressed / unchanged counts) when the batch had one."""
+        from .summary import summarize
+
+        numbers = summarize(self.rows)
+        if self.comparison is not None:
+            c = self.comparison
+            numbers["baseline"] = {"improved": len(c.improved), "regressed": len(c.regressed),
+                                   "unchanged": len(c.unchanged), "new": len(c.new), "line": c.line}
+        return numbers
+
+    def compare(self, other: BatchResult | Any) -> Comparison:
+        """This batch against `other` (an earlier `BatchResult` or `Batch` over the same rows): which rows
+        improved, regressed or stayed unchanged (`.improved`, `.regressed`, `.unchanged`, `.to_pandas()`)."""
+        from .regress import compare
+
+        return compare(self.rows, _rows_of(other), self.slots)
+
+    def report(self, name: str = "agentcell batch") -> Any:
+        """The scores as a pydantic-evals `EvaluationReport` (its printers, its Logfire export); needs
+        `agentcell[evals]`. Rows that did not complete are its failures."""
+        from .evals_report import evaluation_report
+
+        return evaluation_report(self, name)
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per row, in input order, with the table's columns."""
-        return [self._record(row) for row in self.rows]
+        scored = self.score_columns
+        return [self._record(row, scored) for row in self.rows]
 
-    def _record(self, row: RowResult) -> dict[str, Any]:
+    def _record(self, row: RowResult, scored: list[str]) -> dict[str, Any]:
         record: dict[str, Any] = {}
         if self.keep:
             record.update({_input_name(k, self.slots): v for k, v in row.input.items()})
@@ -117,6 +169,10 @@ class BatchResult:
         record.update(status=row.status, error=row.error, requests=usage.requests, tool_calls=usage.tool_calls,
                       input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=usage.cost,
                       run_id=row.run_id)
+        if scored:
+            record.update(dict.fromkeys(scored))
+            record["passed"] = row.passed
+            record.update({s.column: s.value if s.error is None else "error" for s in row.scores})
         return record
 
     def to_pandas(self) -> Any:
@@ -147,6 +203,14 @@ class BatchResult:
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts.items()))
         return f"<BatchResult {len(self.rows)} rows ({counts}); slots {list(self.slots)}; status={self.status!r}>"
+
+
+def _rows_of(other: Any) -> tuple[RowResult, ...]:
+    """The rows of a `BatchResult`, or of a `Batch` (finished or not)."""
+    rows = getattr(other, "rows", None)
+    if rows is None:
+        raise TypeError(f"compare needs a BatchResult or a Batch, got {type(other).__name__}")
+    return tuple(rows)
 
 
 def _input_name(column: str, slots: tuple[str, ...]) -> str:

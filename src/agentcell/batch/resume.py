@@ -1,11 +1,12 @@
 """What `--resume` reads: each batch row journalled as it finishes, per template.
 
-Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest,
-`<journal folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content
-key, status, slot values, error, usage and run id. Each line is one write followed by a flush, so a
-Stop, an interrupt or a dead kernel loses only the rows in flight. `--resume` reads the manifest of
-the same template and skips every row whose content key is there as done (`completed` or `halted`);
-failed, stopped and unseen rows run again. The row's run id leads to its full transcript.
+Beside the run journal (`journal.py`: one JSONL file per run, every event) a batch keeps a manifest, `<journal
+folder>/batches/<template sha256[:16]>.jsonl`, with one line per finished row: its content key, status, slot
+values, error, usage, run id and duration; the rows' run journals are in the folder of the same name beside it
+(`batches/<template sha256[:16]>/<run id>.jsonl`), which retention counts as one. Each line is one write
+followed by a flush, so a Stop, an interrupt or a dead kernel loses only the rows in flight. `--resume` reads
+the manifest of the same template and skips every row whose content key is there as done (`completed` or
+`halted`); failed, stopped and unseen rows run again. The row's run id leads to its full transcript.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic_core import to_jsonable_python
 
 from ..errors import JournalWarning
 from ..journal import JournalOption, journal_path
-from ..journal.paths import open_private
+from ..journal.paths import BATCHES, open_private
 from ..usage import Usage
 from .results import RowResult
 
@@ -40,6 +41,7 @@ class Finished:
     usage: Usage
     run_id: str | None
     error: str | None = None
+    duration: float | None = None
 
 
 def journal_folder(option: JournalOption) -> Path | None:
@@ -51,7 +53,7 @@ def journal_folder(option: JournalOption) -> Path | None:
 def manifest_path(template_sha256: str, option: JournalOption) -> Path | None:
     """Where the rows of batches over this template are journalled (`None`: journaling is off)."""
     folder = journal_folder(option)
-    return None if folder is None else folder / "batches" / f"{template_sha256[:16]}.jsonl"
+    return None if folder is None else folder / BATCHES / f"{template_sha256[:16]}.jsonl"
 
 
 class _Line(BaseModel):
@@ -65,6 +67,7 @@ class _Line(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     run_id: str | None = None
     error: str | None = None
+    duration: float | None = None
 
 
 def read_finished(path: Path) -> dict[str, Finished]:
@@ -93,7 +96,7 @@ def read_finished(path: Path) -> dict[str, Finished]:
         if earlier is not None and earlier.status in DONE and row.status not in DONE:
             continue  # done once (same template, same row) stays done; a later stopped rerun changes nothing
         found[row.key] = Finished(status=row.status, results=row.results or {}, usage=row.usage, run_id=row.run_id,
-                                  error=row.error)
+                                  error=row.error, duration=row.duration)
     if skipped:
         lines_ = "line" if len(skipped) == 1 else "lines"
         warnings.warn(f"--resume left out {len(skipped)} {lines_} of {path} it could not read ({skipped[0]}); "
@@ -136,6 +139,7 @@ class Manifest:
             "error": row.error,
             "usage": to_jsonable_python(row.usage),
             "run_id": row.run_id,
+            "duration": None if row.duration is None else round(row.duration, 3),
         }
         try:
             self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")

@@ -22,28 +22,29 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Literal, cast
 
 from ..engine import Prepared, Run, prepare
 from ..errors import AgentcellError
-from ..events import Event
-from ..journal import load
-from ..loops import running_loop, wait_on
+from ..loops import running_loop
 from ..options import RunOptions
 from ..template.program import Template
 from ..usage import Usage, format_cost
 from . import heap
+from .errors import BatchError
 from .inputs import Row
+from .reading import BatchReading, Watcher
 from .results import BatchResult, RowResult, RowStatus
-from .resume import DONE, Manifest, journal_folder, read_finished
+from .resume import DONE, Manifest, open_manifest, read_finished
+from .scored import Scoring
+from .scoring import Scorer
 from .settings import BatchOptions
 from .throttle import Throttle
 
 RowRunner = Callable[[Row, str], Coroutine[Any, Any, RowResult]]
 """Runs one row under a run id to its `RowResult` (in this kernel, or on a Dask worker)."""
-Watcher = Callable[[RowResult], None]
 
 
 def _error(exc: BaseException) -> str:
@@ -59,8 +60,15 @@ def _run_result(run: Run, running: RowResult) -> RowResult:
                    usage=result.usage)
 
 
-class Batch:
+class Batch(BatchReading):
     """A batch in progress (or finished): async-iterable of finished rows, awaitable, cancellable."""
+
+    scorer: Scorer | None
+    """The expected columns and evaluators each finished row is scored with (`None`: not scored)."""
+    baseline: Sequence[RowResult] | None
+    """The rows of the earlier batch this one is compared with (`baseline=` / `--baseline`)."""
+    _began: dict[int, float]
+    """Row index → when it started, while it runs (its `duration` when it ends)."""
 
     def __init__(
         self,
@@ -73,14 +81,13 @@ class Batch:
         manifest: Manifest | None = None,
         runner: RowRunner | None = None,
         engine: Literal["kernel", "dask"] = "kernel",
+        scorer: Scorer | None = None, baseline: Sequence[RowResult] | None = None, carried: Sequence[RowResult] = (),
     ) -> None:
-        self.template = template
+        self.template, self.settings, self.engine = template, batch, engine
         self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
         """A name for the batch (`%agent stop` says it; each row's run has its own run id)."""
         self.options = options
         """Every row's run options; a row's own fields are added to `options.context`."""
-        self.settings = batch
-        self.engine = engine
         self.throttle = throttle or Throttle()
         self.slots = tuple(s.name for s in template.slots if s.type != "halt")
         self.rows: list[RowResult] = [RowResult(index=r.index, key=r.key, input=r.fields) for r in rows]
@@ -117,79 +124,11 @@ class Batch:
         self._result: BatchResult | None = None
         self._prepared: Prepared | None = None
         """The template and options checked once for every row (its rows share their tools and agents)."""
+        self.scorer, self.baseline, self._began = scorer, baseline, {}  # see the class's annotations
         self._loop = asyncio.get_running_loop()
-        self._restore_done(manifest)
+        self._scoring = None if scorer is None else Scoring(scorer, self._loop, self._set, self._scored)
+        self._restore_done(manifest, carried)
         self._task = self._loop.create_task(self._main(), name="agentcell-batch")
-
-    # ---- reading ---------------------------------------------------------------------------
-    @property
-    def done(self) -> bool:
-        return self._result is not None
-
-    @property
-    def result(self) -> BatchResult | None:
-        """The `BatchResult` once every row has ended, else `None`."""
-        return self._result
-
-    @property
-    def task(self) -> asyncio.Task[None]:
-        """The task that owns the batch (the registry keeps it)."""
-        return self._task
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        return self._loop
-
-    @property
-    def usage(self) -> Usage:
-        """Totals over the rows that ended, plus what the running rows spent so far."""
-        total = self._spent
-        for run in list(self.runs.values()):
-            total = total + run.usage
-        return total
-
-    def events_of(self, index: int) -> tuple[Event, ...] | None:
-        """Row `index`'s events: live while it runs, from its journal once it ended (`None`: not kept)."""
-        run = self.runs.get(index)
-        if run is not None:
-            return run.events_so_far
-        row = self.rows[index]
-        folder = journal_folder(self.options.journal)
-        if row.run_id is None or folder is None:
-            return None
-        try:
-            return load(row.run_id, path=folder).events
-        except (AgentcellError, OSError, ValueError):
-            return None
-
-    def watch(self, fn: Watcher) -> None:
-        """Call `fn(row)` whenever a row starts or ends (on the batch's loop)."""
-        self._watchers.append(fn)
-
-    def __aiter__(self) -> AsyncIterator[RowResult]:
-        return self._follow()
-
-    async def _follow(self) -> AsyncIterator[RowResult]:
-        index = 0
-        while True:
-            while index < len(self._finished):
-                yield self.rows[self._finished[index]]
-                index += 1
-            if self._result is not None:
-                return
-            if self._waiter is None:  # made after the last look, with no await between: no end is missed
-                self._waiter = asyncio.Event()
-            await self._waiter.wait()
-
-    def __await__(self) -> Generator[Any, None, BatchResult]:
-        return self.wait().__await__()
-
-    async def wait(self) -> BatchResult:
-        """Wait for every row to end (cancelling the waiter does not stop the batch); from any loop."""
-        if self._result is None:  # an ended batch needs no loop (its own may have stopped since)
-            await wait_on(self._loop, lambda: asyncio.shield(self._task), what="this batch")
-        assert self._result is not None
-        return self._result
 
     # ---- control ---------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -202,6 +141,18 @@ class Batch:
     def supersede(self) -> None:
         """Stop the batch because the same cell started a newer run or batch (the registry calls it)."""
         self.cancel()
+
+    def retry(self) -> Batch:
+        """A new batch over the same rows running only those that did not complete, like `--resume` without the
+        journal (the others are carried over, `resumed`). `BatchError` while this one runs, or on Dask."""
+        if not self.done:
+            raise BatchError("this batch is still running: stop it or wait for it before retrying its failed rows")
+        if self._runner is not None:
+            raise BatchError("retry runs in this kernel; start the batch again with --resume to retry it on Dask")
+        manifest = None if self._manifest is None else open_manifest(self._manifest.path)
+        carried = [r for r in self.rows if r.status in DONE]
+        return Batch(self.template, self._inputs, self.options, self.settings, throttle=self.throttle,
+                     manifest=manifest, scorer=self.scorer, baseline=self.baseline, carried=carried)
 
     def cancel_row(self, index: int) -> None:
         """Stop one running row (its Stop button in the row view); the batch goes on. Thread-safe."""
@@ -219,7 +170,11 @@ class Batch:
             task.cancel()  # a Dask row's task owns its future: cancelling it cancels the future
 
     # ---- driving ---------------------------------------------------------------------------
-    def _restore_done(self, manifest: Manifest | None) -> None:
+    def _restore_done(self, manifest: Manifest | None, carried: Sequence[RowResult]) -> None:
+        for done in carried:  # `retry()`: the rows an earlier batch over the same inputs finished stay as they are
+            self.rows[done.index] = replace(done, resumed=True)
+            self._finished.append(done.index)
+            self._spent = self._spent + done.usage
         if not self.settings.resume or manifest is None:
             return
         finished = read_finished(manifest.path)
@@ -227,9 +182,12 @@ class Batch:
             before = finished.get(row.key)
             if before is not None and before.status in DONE:
                 status = cast(RowStatus, before.status)
-                self.rows[row.index] = replace(row, status=status, results=before.results, usage=before.usage,
-                                               run_id=before.run_id, error=before.error, resumed=True)
-                self._finished.append(row.index)
+                done = replace(row, status=status, results=before.results, usage=before.usage,
+                               run_id=before.run_id, error=before.error, resumed=True, duration=before.duration)
+                scored = done if self._scoring is None else self._scoring.finish(done)
+                self.rows[row.index] = scored or done
+                if scored is not None:
+                    self._finished.append(row.index)
                 self._spent = self._spent + before.usage
 
     def _fill(self) -> None:
@@ -283,6 +241,7 @@ class Batch:
         """Start one row: an engine run in this kernel, or a task awaiting the row's runner (Dask)."""
         run_id = uuid.uuid4().hex[:12]
         self._running += 1
+        self._began[row.index] = time.monotonic()
         running = replace(self.rows[row.index], status="running", run_id=run_id)
         if row.problem is not None:  # a malformed input row fails alone, with the sentence that says why
             self._record(row, replace(running, status="failed", error=row.problem, run_id=None))
@@ -339,9 +298,14 @@ class Batch:
             fn(row)
 
     def _finish(self, row: RowResult) -> None:
-        self._set(row)
+        began = self._began.pop(row.index, None)
+        if began is not None:
+            row = replace(row, duration=time.monotonic() - began)
+        scored = row if self._scoring is None else self._scoring.finish(row)  # `None`: scored later, in a task
+        self._set(scored or row)
         self._spent = self._spent + row.usage
-        self._finished.append(row.index)
+        if scored is not None:
+            self._finished.append(row.index)
         if self._manifest is not None and row.status != "not_started":
             try:
                 self._manifest.write(row)
@@ -351,6 +315,11 @@ class Batch:
         self._wake()
         if self.settings.max_cost is not None and self._over_budget():
             self._close()
+
+    def _scored(self, index: int) -> None:
+        """Row `index` was scored in a task of its own: it counts as finished now."""
+        self._finished.append(index)
+        self._wake()
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
@@ -362,8 +331,12 @@ class Batch:
         try:
             self._refill()
             await self._idle.wait()
+            if self._scoring is not None:
+                await self._scoring.drain()  # rows still being scored by asynchronous evaluators
         except asyncio.CancelledError:
             self._stop("stopped")  # the batch's own task was cancelled (kernel shutdown): stop the rows too
+            if self._scoring is not None:
+                self._scoring.cancel()
             await self._idle.wait()
             raise
         finally:
@@ -381,10 +354,16 @@ class Batch:
         finally:
             if self._manifest is not None:
                 self._manifest.close()  # never raises (a last flush on a full disk is let go)
+            comparison = None
+            if self.baseline is not None:
+                from .regress import compare
+
+                comparison = compare(self.rows, self.baseline, self.slots)
             self._result = BatchResult(
                 rows=tuple(self.rows), slots=self.slots, keep=self.settings.keep,
                 status="stopped" if self.reason else "completed", reason=self.reason,
-                template_sha256=self.template.sha256)
+                template_sha256=self.template.sha256,
+                expect={} if self.scorer is None else self.scorer.expect, comparison=comparison)
             self._wake()
 
     def __repr__(self) -> str:

@@ -13,6 +13,9 @@ from ..errors import AgentcellError
 
 JOURNAL_ENV = "AGENTCELL_JOURNAL"
 OFF = frozenset({"0", "off", "false", "no", "none"})
+BATCHES = "batches"
+"""The journal folder's subfolder of batches: `<template hash>.jsonl` (a batch's manifest) and the folder
+`<template hash>/` holding its rows' run journals (retention counts the two as one journal: `store.py`)."""
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}")
 """A run id is a file name: letters, digits, `-`, `_`, `.`; at most 128; no `..`, no separators."""
 
@@ -87,9 +90,31 @@ def private_dir(folder: Path) -> None:
 
 def open_private(path: Path) -> IO[bytes]:
     """Open `path` for appending, readable by its owner only (0600), in a private folder."""
-    private_dir(path.parent)
+    return open_sized(path)[0]
+
+
+_PRIVATE: set[Path] = set()
+"""Folders this process made private already (a batch opens a journal per row in the same folder)."""
+
+
+def open_sized(path: Path) -> tuple[IO[bytes], int]:
+    """`open_private`, and the file's size: a new file is created 0600 and is empty (no `chmod`, no `stat`: a batch
+    opens one per row); an existing one (a resumed run's) is narrowed to 0600 if an older version left it wider."""
+    folder = path.parent
+    if folder not in _PRIVATE:
+        private_dir(folder)
+        _PRIVATE.add(folder)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        return os.fdopen(fd, "ab"), 0
+    except FileExistsError:
+        pass
+    except FileNotFoundError:  # the folder was removed since this process made it: make it again
+        _PRIVATE.discard(folder)
+        private_dir(folder)
+        _PRIVATE.add(folder)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     if hasattr(os, "fchmod"):  # a file an older version left 0644 is narrowed too
         with contextlib.suppress(OSError):
             os.fchmod(fd, 0o600)
-    return os.fdopen(fd, "ab")
+    return os.fdopen(fd, "ab"), os.fstat(fd).st_size

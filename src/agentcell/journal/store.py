@@ -1,17 +1,20 @@
 """The journal folder over time: listing runs, a retention rule, and `%agent journal` list/clean.
 
-Every run journals by default, so the folder would only grow. When a run opens its journal in the
-default folder, journals beyond the retention rule are removed: by default the newest
-`KEEP_RUNS` runs are kept and none older than `KEEP_DAYS` days (`AGENTCELL_JOURNAL_KEEP_RUNS`,
-`AGENTCELL_JOURNAL_KEEP_DAYS`; `0` turns that limit off). A folder someone named (`journal="…"`)
-is never cleaned automatically: it may hold their own `.jsonl` files. Only files named like a
-journal (`<run id>.jsonl`) are ever touched.
+Every run journals by default, so the folder would only grow. When a run opens its journal in the default
+folder, journals beyond the retention rule are removed: by default the newest `KEEP_RUNS` runs are kept and
+none older than `KEEP_DAYS` days (`AGENTCELL_JOURNAL_KEEP_RUNS`, `AGENTCELL_JOURNAL_KEEP_DAYS`; `0` turns that
+limit off). A batch counts as one run: its rows journal in a folder of their own (`batches/<template hash>/`,
+beside its manifest), kept or removed together, so a batch of 3,000 rows never evicts the notebook's single
+runs and a row's transcript lasts as long as its batch. A folder someone named (`journal="…"`) is never
+cleaned automatically: it may hold their own `.jsonl` files. Only files named like a journal
+(`<run id>.jsonl`) are ever touched.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import AgentcellError
-from .paths import RUN_ID, default_dir
+from .paths import BATCHES, RUN_ID, default_dir
 
 KEEP_RUNS = 200
 KEEP_DAYS = 30.0
@@ -59,6 +62,8 @@ class JournalFile:
     """Bytes."""
     modified: float
     """When it was last written (seconds since the epoch)."""
+    batch: bool = False
+    """A batch's rows (`path` is their folder, `run_id` the template hash), kept or removed as one."""
 
 
 def list_runs(folder: Path | None = None) -> list[JournalFile]:
@@ -94,15 +99,55 @@ def clean(
     keep = Retention.from_env() if keep is None else keep
     now = time.time() if now is None else now
     removed: list[JournalFile] = []
-    for rank, item in enumerate(list_runs(folder)):
+    units = sorted([*list_runs(folder), *list_batches(folder)], key=lambda f: (f.modified, f.run_id), reverse=True)
+    for rank, item in enumerate(units):
         too_many = keep.runs is not None and rank >= keep.runs
         too_old = keep.days is not None and now - item.modified > keep.days * 86_400
         if item.run_id in exclude or not (too_many or too_old):
             continue
         with contextlib.suppress(FileNotFoundError):
-            item.path.unlink()
+            if item.batch:
+                _remove_batch(item.path)
+            else:
+                item.path.unlink()
             removed.append(item)
     return removed
+
+
+_BATCH_NAME = re.compile(r"[0-9a-f]{16}")
+
+
+def list_batches(folder: Path | None = None) -> list[JournalFile]:
+    """The batches journalled in `folder` (default: the journal folder), newest first: one entry per template,
+    its rows' folder and manifest together, as recent as the later of the two."""
+    base = (default_dir() if folder is None else folder) / BATCHES
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if not _BATCH_NAME.fullmatch(entry.name.removesuffix(".jsonl")):
+            continue
+        with contextlib.suppress(OSError):
+            name = entry.name.removesuffix(".jsonl")
+            times = [os.stat(p).st_mtime for p in (base / name, base / f"{name}.jsonl") if p.exists()]
+            if entry.name.endswith(".jsonl") and (base / name).is_dir():
+                continue  # counted with its folder
+            found.append(JournalFile(run_id=name, path=base / name, size=0, modified=max(times), batch=True))
+    return sorted(found, key=lambda f: (f.modified, f.run_id), reverse=True)
+
+
+def _remove_batch(path: Path) -> None:
+    """Remove a batch's rows' journals (files named like one only), their folder once empty, and its manifest."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            if entry.name.endswith(".jsonl") and RUN_ID.fullmatch(entry.name.removesuffix(".jsonl")):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+        path.rmdir()
+    with contextlib.suppress(FileNotFoundError):
+        path.with_suffix(".jsonl").unlink()
 
 
 PRUNE_EVERY_S = 30.0
@@ -115,13 +160,13 @@ def prune_default(path: Path, *, run_id: str) -> None:
     """Apply the retention rule when a run journals into the default folder (never elsewhere, never raising);
     at most once every `PRUNE_EVERY_S` seconds (the rule is a bound on the folder, not an exact count)."""
     folder = path.parent
-    if folder != default_dir():
-        return
     now = time.monotonic()
     last = _pruned.get(folder)
     if last is not None and now - last < PRUNE_EVERY_S:
-        return
+        return  # asked again soon after (a batch's rows): not even `default_dir()` (it reads the environment)
     _pruned[folder] = now
+    if folder != default_dir():
+        return
     with contextlib.suppress(OSError, AgentcellError):
         clean(folder, exclude={run_id})
 

@@ -1,12 +1,13 @@
 """Appending a run's rows: one line per row, written in batches, bounded, never raising into the run.
 
 Rows are kept in memory and written with one `write` + `flush` per batch (not one per row: a streamed
-answer made a row per token). A batch goes to the OS **at most `FLUSH_INTERVAL` (0.2 s) after its
-first row**, and at once when a row marks a boundary (`FLUSH_KINDS`: before a tool runs, when an
-approval is asked, when a slot ends, when the run ends). So a process that dies (`os._exit`, a killed
-kernel) loses at most the rows of its last 0.2 s, and never the rows before a tool call that killed
-it. Without a running event loop (no timer) every row is written at once. (Streamed text reaches the
-journal merged, up to 20 ms after the model sent it: `engine/coalesce.py`.)
+answer made a row per token). A batch goes to the OS **at most `FLUSH_INTERVAL` (0.2 s) after its first
+row** (one timer per event loop writes every journal's waiting rows: `_Flusher`), and at once when a row
+marks a boundary (`FLUSH_KINDS`: before a tool runs, when an approval is asked, when a slot ends, when
+the run ends). So a process that dies (`os._exit`, a killed kernel) loses at most the rows of its last
+0.2 s, and never the rows before a tool call that killed it. Without a running event loop (no timer)
+every row is written at once. (Streamed text reaches the journal merged, up to 20 ms after the model
+sent it: `engine/coalesce.py`.)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import functools
 import json
 import os
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
@@ -33,7 +35,7 @@ from ..formats.jsonsafe import scrub
 from ..formats.long_strings import messages_long_free, result_long_free
 from ..result import RunResult
 from .media import MediaStore
-from .paths import open_private
+from .paths import open_sized
 from .rowjson import LongStrings, LongText, dump_pieces
 
 MAX_MB_ENV = "AGENTCELL_JOURNAL_MAX_MB"
@@ -87,11 +89,12 @@ class Journal:
         """The cap on the file's size (a resumed run's segments share it); `None`: no cap."""
         self.stopped: str | None = None
         """Why the journal stopped writing before the run ended (`None` while it writes)."""
-        self._file: IO[bytes] | None = open_private(path)
-        self._size = path.stat().st_size
+        self._file: IO[bytes] | None
+        self._file, self._size = open_sized(path)
         self._rows: list[bytes | LongText] = []
         """Rows made and not yet written, as pieces of their lines."""
-        self._timer: asyncio.TimerHandle | None = None
+        self._waiting: _Flusher | None = None
+        """The loop's flusher this journal waits on, while rows wait to be written."""
         self._long = LongStrings()
         """Long strings measured once for every row that holds them (`rowjson.py`)."""
         self._heads: dict[tuple[str, str, int, str], bytes] = {}
@@ -174,21 +177,24 @@ class Journal:
             return
         self._rows.extend(pieces)
         self._size += size
-        if self._timer is None:
+        if self._waiting is None:
             try:
-                self._timer = asyncio.get_running_loop().call_later(FLUSH_INTERVAL, self._timed_flush)
+                flusher = _flusher(asyncio.get_running_loop())
             except RuntimeError:  # no event loop: nothing would write the batch later
                 self.flush()
+                return
+            flusher.add(self)
+            self._waiting = flusher
 
     def _timed_flush(self) -> None:
-        self._timer = None
+        self._waiting = None
         self.flush()
 
     def flush(self) -> None:
         """Write the rows made so far (one `write`, then a flush to the OS)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if self._waiting is not None:
+            self._waiting.discard(self)
+            self._waiting = None
         if not self._rows or self._file is None:
             return
         rows, self._rows = self._rows, []
@@ -218,6 +224,46 @@ class Journal:
                 self._file.close()
             self._file = None
         self._long.clear()
+
+
+class _Flusher:
+    """The one timer of a loop that writes every journal's waiting rows, `FLUSH_INTERVAL` after the first of them.
+
+    One per loop, not one per journal: a batch runs 64 journals at once, each of which armed, and mostly
+    cancelled, a timer of its own several times per row (a timer handle, a heap push, a cancelled entry for the
+    loop to skip). A row still reaches the OS at most `FLUSH_INTERVAL` after it was made.
+    """
+
+    __slots__ = ("__weakref__", "_loop", "_timer", "_waiting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiting: dict[Journal, None] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, journal: Journal) -> None:
+        self._waiting[journal] = None
+        if self._timer is None:
+            self._timer = self._loop.call_later(FLUSH_INTERVAL, self._fire)
+
+    def discard(self, journal: Journal) -> None:
+        self._waiting.pop(journal, None)
+
+    def _fire(self) -> None:
+        self._timer = None
+        waiting, self._waiting = self._waiting, {}
+        for journal in waiting:
+            journal._timed_flush()
+
+
+_FLUSHERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Flusher] = weakref.WeakKeyDictionary()
+
+
+def _flusher(loop: asyncio.AbstractEventLoop) -> _Flusher:
+    flusher = _FLUSHERS.get(loop)
+    if flusher is None:
+        flusher = _FLUSHERS[loop] = _Flusher(loop)
+    return flusher
 
 
 def _json(value: Any) -> bytes:

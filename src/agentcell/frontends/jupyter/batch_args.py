@@ -26,6 +26,15 @@ _ARGUMENTS = (
     argument("--resume", action="store_true", help="With --over: skip rows an earlier run of this template finished."),
     argument("--engine", choices=("kernel", "dask"), default="kernel",
              help="With --over: run the rows in this kernel, or on the Dask cluster of this kernel's client."),
+    argument("--expect", action="append", metavar="SLOT=COLUMN",
+             help="With --over: score slot SLOT against the rows' column COLUMN (repeatable); the results gain "
+                  "`passed` and a score column per evaluator."),
+    argument("--evaluators", metavar="EXPR",
+             help="With --over: score with EXPR, a list of functions (output, expected, row) -> bool | float | dict "
+                  "or pydantic-evals Evaluators (default with --expect: a type-aware equality)."),
+    argument("--baseline", metavar="NAME|last",
+             help="With --over: compare the scores with an earlier batch: `last` (this cell's previous batch) or a "
+                  "variable holding a batch or its result."),
 )
 
 
@@ -34,6 +43,23 @@ def batch_arguments(fn: F) -> F:
     for add in reversed(_ARGUMENTS):
         fn = add(fn)
     return fn
+
+
+def expect_value(pairs: list[str] | None) -> dict[str, str] | None:
+    """`--expect answer=gold --expect label=gold_label` as `{"answer": "gold", "label": "gold_label"}`.
+
+    Raises:
+        ValueError: a pair is not `SLOT=COLUMN` (the message names it).
+    """
+    if not pairs:
+        return None
+    out: dict[str, str] = {}
+    for pair in pairs:
+        slot, sep, column = pair.partition("=")
+        if not sep or not slot.strip() or not column.strip():
+            raise ValueError(f"--expect {pair!r}: write SLOT=COLUMN, e.g. --expect answer=gold")
+        out[slot.strip()] = column.strip()
+    return out
 
 
 def over_value(expr: str, evaluate: Callable[[str], Any]) -> Any:

@@ -11,6 +11,7 @@ a strong reference in the shell's `RunRegistry` (re-running the cell stops the p
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -20,7 +21,7 @@ from ...options import HINT_STYLE, RunOptions
 from ..launch import LaunchSpec
 from ..registry import RunRegistry
 from ..widget.batch_view import BatchWidget
-from .batch_args import over_value
+from .batch_args import expect_value, over_value
 from .cell import build_spec, compile_cell
 from .notebook import namespace_snapshot
 
@@ -63,9 +64,15 @@ def launch_batch(
     max_rows: int | None = None,
     engine: str = "kernel",
     registry: RunRegistry | None = None,
+    scoring: Mapping[str, Any] | None = None,
 ) -> Batch:
-    """Start the batch a cell describes and show its widget (unless `--quiet`); returns the `Batch`."""
-    batch = start_batch(spec.template, over, spec.options, settings, max_rows=max_rows, client=dask_client(engine))
+    """Start the batch a cell describes and show its widget (unless `--quiet`); returns the `Batch`.
+
+    `scoring`: `start_batch`'s `expect`, `evaluators` and `baseline`, when the cell scores its rows."""
+    batch = start_batch(spec.template, over, spec.options, settings, max_rows=max_rows, client=dask_client(engine),
+                        **(scoring or {}))
+    if registry is not None:
+        LAST_BATCH.setdefault(registry, {})[spec.key or NO_CELL] = batch
     if not spec.quiet:
         batch.view = BatchWidget(batch)
         batch.view.show()
@@ -74,13 +81,40 @@ def launch_batch(
     return batch
 
 
+LAST_BATCH: weakref.WeakKeyDictionary[RunRegistry, dict[str, Batch]] = weakref.WeakKeyDictionary()
+"""Per shell (its registry), each cell's latest batch (what `--baseline last` compares with)."""
+NO_CELL = "(no cell id)"
+"""The place of a batch from a shell that sends no cell ids (a terminal IPython): `last` is its latest batch."""
+
+
+def scoring_from(args: Any, key: str | None, evaluate: Callable[..., Any], registry: RunRegistry) -> dict[str, Any]:
+    """`--expect`, `--evaluators` and `--baseline` as `start_batch`'s keywords (empty: the cell scores nothing)."""
+    try:
+        expect = expect_value(getattr(args, "expect", None))
+    except ValueError as exc:
+        raise BatchError(str(exc)) from None
+    out: dict[str, Any] = {}
+    if expect:
+        out["expect"] = expect
+    if getattr(args, "evaluators", None):
+        out["evaluators"] = evaluate(args.evaluators, "--evaluators")
+    name = getattr(args, "baseline", None)
+    if name == "last":
+        # the cell's first batch has nothing to compare with yet
+        out["baseline"] = LAST_BATCH.get(registry, {}).get(key or NO_CELL)
+    elif name:
+        out["baseline"] = evaluate(name, "--baseline")
+    return out
+
+
 def launch_from_cell(
-    args: Any, spec: Callable[[], LaunchSpec], evaluate: Callable[[str], Any], registry: RunRegistry
+    args: Any, spec: Callable[[], LaunchSpec], evaluate: Callable[..., Any], registry: RunRegistry
 ) -> tuple[LaunchSpec, Batch]:
     """What `%%agent --over` does with its parsed line: check the flags, build the spec, start the batch.
 
-    `spec()` builds the cell's spec (the magic's own flag handling, with `batch_spec`); `evaluate`
-    evaluates `--over` in the notebook. Raises agentcell errors (the magic turns them into one line).
+    `spec()` builds the cell's spec (the magic's own flag handling, with `batch_spec`); `evaluate(expr, flag)`
+    evaluates `--over` (and `--evaluators`, `--baseline NAME`) in the notebook. Raises agentcell errors (the
+    magic turns them into one line).
     """
     try:
         asyncio.get_running_loop()
@@ -100,11 +134,13 @@ def launch_from_cell(
     if built.options.approve_writes:  # --approve writes, or `%agent config approve=writes`
         raise BatchError("--approve writes waits for a click before each call, which a batch of rows cannot do; "
                          "mark the tools @readonly, or pass approve= to agentcell.map from Python")
+    scoring = scoring_from(args, built.key, evaluate, registry)
     # The batch's tasks copy this context: each row's messages (budget hints, the offline model's advice)
     # speak the cell's words (`--model`, `--max-iter`), not Python's (`model=`), as a single cell's run does.
     token = HINT_STYLE.set("cell")
     try:
-        return built, launch_batch(built, over, settings, max_rows=args.max_rows, engine=args.engine, registry=registry)
+        return built, launch_batch(built, over, settings, max_rows=args.max_rows, engine=args.engine, registry=registry,
+                                   scoring=scoring)
     finally:
         HINT_STYLE.reset(token)
 

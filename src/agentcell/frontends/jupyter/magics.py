@@ -226,7 +226,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
         args = parse_argstring(self.agent, line)
         try:
             spec, batch = launch_from_cell(args, lambda: self._spec(args, cell, build=batch_spec),
-                                           lambda expr: self._eval(expr, "--over", object), self.registry)
+                                           lambda expr, flag="--over": self._eval(expr, flag, object), self.registry)
         except TemplateSyntaxError as exc:
             raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
         except AgentcellError as exc:

@@ -30,8 +30,11 @@ from pydantic_core import to_jsonable_python
 
 from ...batch import Batch
 from ...batch.inputs import safe_repr
+from ...batch.regress import compare
 from ...batch.results import GROUPS, RowResult
+from ...batch.summary import summarize, summary_line
 from ...engine.eventlog import EventLog
+from ...errors import AgentcellError
 from ...formats.jsonsafe import scrub, scrub_text
 from ...loops import running_loop
 from ...render.html import NO_MATH
@@ -56,19 +59,53 @@ def _asset(name: str) -> pathlib.Path | str:
     return path if path.exists() else (_FALLBACK_ESM if name.endswith(".js") else "")
 
 
-def row_json(row: RowResult) -> dict[str, Any]:
-    """One table row for the browser: status, slot values (cut), error, tokens, cost."""
+def row_json(row: RowResult, expected: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One table row for the browser: status, slot values (cut), error, tokens, cost; when the batch is scored,
+    its pass mark, its scores by column (`"error"` where an evaluator failed) and its expected values."""
     usage = row.usage
-    return {
+    out = {
         "i": row.index,
         "status": row.status,
         "input": _preview(next(iter(row.input.values()), "") if row.input else ""),
+        "input_name": str(next(iter(row.input), "")) if row.input else "",
         "values": {k: _preview(v) for k, v in row.results.items()},
         "error": None if row.error is None else scrub_text(row.error)[0],
         "tokens": usage.input_tokens + usage.output_tokens,
         "cost": usage.cost,
         "resumed": row.resumed,
+        "duration": None if row.duration is None else round(row.duration, 2),
     }
+    if expected:
+        out["expected"] = {k: _preview(v) for k, v in expected.items()}
+    if row.scores:
+        out["passed"] = row.passed
+        out["scores"] = {s.column: _preview(s.value) if s.error is None else "error" for s in row.scores}
+        problems = [f"{s.column}: {s.error}" for s in row.scores if s.error is not None]
+        reasons = [f"{s.column}: {s.reason}" for s in row.scores if s.reason and s.error is None]
+        if problems or reasons:
+            out["score_notes"] = [scrub_text(t)[0] for t in [*problems, *reasons]][:8]
+    return out
+
+
+def summary_json(batch: Batch) -> dict[str, Any] | None:
+    """The batch's score summary for the browser (`None`: the batch is not scored)."""
+    if batch.scorer is None:
+        return None
+    numbers = summarize(batch.rows)
+    out: dict[str, Any] = {"line": summary_line(numbers), "passed": numbers["passed"], "scored": numbers["scored"],
+                           "pass_rate": numbers["pass_rate"], "failures": len(numbers["failures"]),
+                           "means": numbers["mean"]}
+    if batch.baseline is not None:
+        out["baseline"] = compare(batch.rows, batch.baseline, batch.slots).line
+    return out
+
+
+def changes_json(batch: Batch, *, limit: int = 200) -> list[dict[str, Any]]:
+    """The rows that changed against the baseline, both answers side by side (the first `limit`)."""
+    result = batch.result
+    if result is None or result.comparison is None:
+        return []
+    return [{k: _preview(v) for k, v in record.items()} for record in result.comparison.to_records()[:limit]]
 
 
 def _preview(value: Any) -> Any:
@@ -103,6 +140,8 @@ class BatchWidget(anywidget.AnyWidget):
     final = traitlets.Dict().tag(sync=True)
     """Once the batch ended: `{"rows": [...], "progress": {...}}`, so a saved notebook's view shows the table."""
     hint = traitlets.Unicode("").tag(sync=True)
+    score_columns = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    """The score columns of a scored batch (`<slot>:<evaluator>`), in order; empty when it is not scored."""
 
     def __init__(self, batch: Batch, *, flush_interval: float = 0.1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -111,6 +150,7 @@ class BatchWidget(anywidget.AnyWidget):
         self.messages_sent = 0
         """Custom messages sent so far (benchmarks and tests read it)."""
         self.columns = list(batch.slots)
+        self.score_columns = [] if batch.scorer is None else batch.scorer.columns
         self.hint = "engine: dask" if batch.engine == "dask" else ""
         self._dirty: set[int] = set()
         self._open: dict[int, int] = {}
@@ -142,12 +182,13 @@ class BatchWidget(anywidget.AnyWidget):
             "total": len(self.batch.rows),
             "tokens": usage.input_tokens + usage.output_tokens,
             "cost": usage.cost,
-            "rows_per_min": None if rate is None else round(rate, 1),
+            "rows_per_min": None if rate is None else round(rate),
             "eta_s": None if eta is None else round(eta, 1),
             "elapsed_s": round(elapsed, 1),
             "paused_s": round(self.batch.throttle.paused_for, 1),
             "pause_note": self.batch.throttle.note,
             "reason": self.batch.reason,
+            "summary": summary_json(self.batch),
         }
 
     # ---- feeding ---------------------------------------------------------------------------
@@ -166,7 +207,7 @@ class BatchWidget(anywidget.AnyWidget):
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        rows = [row_json(self.batch.rows[i]) for i in sorted(self._dirty)]
+        rows = [self._row_json(self.batch.rows[i]) for i in sorted(self._dirty)]
         self._dirty.clear()
         opened = self._open_rows_delta()
         quiet = time.monotonic() - self._last_flush < IDLE_TICK_S
@@ -207,10 +248,16 @@ class BatchWidget(anywidget.AnyWidget):
     def _ended(self) -> None:
         self.flush()
         result = self.batch.result
-        rows = [row_json(r) for r in self.batch.rows]
-        self.final = {"rows": rows, "progress": self.progress()}
+        rows = [self._row_json(r) for r in self.batch.rows]
+        progress = self.progress()
+        self.final = {"rows": rows, "progress": progress, "summary": progress["summary"],
+                      "changes": changes_json(self.batch)}
         self.status = result.status if result is not None else "stopped"
         self._update_static()
+
+    def _row_json(self, row: RowResult) -> dict[str, Any]:
+        scorer = self.batch.scorer
+        return row_json(row, scorer.expected(row.input) if scorer is not None and scorer.expect else None)
 
     def _now(self) -> float:
         return round(time.monotonic() - self._t0, 3)
@@ -231,10 +278,29 @@ class BatchWidget(anywidget.AnyWidget):
         if kind == "snapshot_request":
             self.flush()
             self.messages_sent += 1
-            self.send({"kind": "snapshot", "rows": [row_json(r) for r in self.batch.rows],
+            self.send({"kind": "snapshot", "rows": [self._row_json(r) for r in self.batch.rows],
                        "progress": self.progress()})
         elif kind == "row":
             self._row_message(content)
+        elif kind == "retry":
+            self._retry()
+
+    def _retry(self) -> None:
+        """"Retry failed rows": a new batch over the same rows runs only those that did not complete
+        (`Batch.retry`), shown in this widget from now on (`.batch` is the new one)."""
+        try:
+            batch = self.batch.retry()
+        except AgentcellError as exc:
+            self.hint = str(exc)
+            return
+        self.batch = batch
+        self._t0 = time.monotonic()
+        self._finished_at_start = sum(r.finished for r in batch.rows)
+        self._dirty.update(range(len(batch.rows)))
+        self.status = "running"
+        batch.watch(self._on_row)
+        batch.task.add_done_callback(lambda _t: self._ended())
+        self._schedule()
 
     def _row_message(self, content: dict[str, Any]) -> None:
         index, msg = content.get("index"), content.get("msg") or {}
@@ -306,12 +372,19 @@ def static_bundle(batch: Batch, *, limit: int = 200) -> dict[str, str]:
     counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(r.status for r in batch.rows).items()))
     state = batch.result.status if batch.result is not None else "running (so far)"
     head = f"agentcell batch: {len(batch.rows)} rows ({counts}); {state}"
-    cols = ["#", *batch.slots, "status", "error"]
+    scored = summary_json(batch)
+    if scored is not None:
+        head += f"; {scored['line']}"
+        if "baseline" in scored:
+            head += f"; against the baseline: {scored['baseline']}"
+    cols = ["#", *batch.slots, "status", "error", *(["passed"] if scored is not None else [])]
     lines = [head]
     cells = []
     for row in batch.rows[:limit]:
         values = [str(row.index), *(str(_preview(row.results.get(s, ""))) for s in batch.slots), row.status,
                   scrub_text(row.error or "")[0]]
+        if scored is not None:
+            values.append({True: "✓", False: "✗", None: ""}[row.passed])
         lines.append(" | ".join(values))
         cells.append("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in values) + "</tr>")
     more = f"<p>… {len(batch.rows) - limit} more rows</p>" if len(batch.rows) > limit else ""
