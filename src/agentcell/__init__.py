@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "RetryPolicy": "agentcell.providers",
     "show": "agentcell.frontends.show",
     "stop_all": "agentcell.frontends.show",
+    "start_run": "agentcell.frontends.show",
     "static_transcript": "agentcell.render.output",
     "StaticTranscript": "agentcell.render.output",
     "map": "agentcell.batch",
@@ -105,6 +106,7 @@ __all__ = [
     "replay",
     "resolve_model",
     "show",
+    "start_run",
     "static_transcript",
     "stop_all",
     "stream",
@@ -132,7 +134,7 @@ if TYPE_CHECKING:
         UndefinedVariableError,
     )
     from .frontends.handle import RunHandle
-    from .frontends.show import show, stop_all
+    from .frontends.show import show, start_run, stop_all
     from .frontends.widget.widget import AgentWidget
     from .options import ApprovalDecision, Compaction, RunOptions
     from .providers import RetryPolicy, openai_compatible, replay

@@ -55,6 +55,8 @@ class RunResult:
     """1 for a run that was never resumed; each `resume()` adds one."""
     reference_time: str | None = None
     """The instant "now" meant for the run's temporal slots (ISO 8601 with its UTC offset)."""
+    predictions: tuple[Mapping[str, Any], ...] = ()
+    """Lesson mode's guesses (`predict=True`): `{slot, round, guess, actual, right}` each, in order."""
 
     def __repr__(self) -> str:
         # A `--wait` cell shows this as its value: keep it to what a person reads, not every message.

@@ -21,6 +21,7 @@ from ..events import Event, ProcessingComplete, RunStatus, RunWarning, ThinkingD
 from ..events.json import Converted, scrub_event, wire_fields
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
+from ..providers.faults import FaultBook, parse_faults, with_faults
 from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
@@ -34,6 +35,7 @@ from .context import window_for
 from .eventlog import EventLog
 from .execute import Executor, ResumePoint
 from .guard import Guards
+from .lesson import LessonControls
 from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
@@ -106,6 +108,7 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
         history = resume_from.messages[: resume_from.history_length]
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
     check_toolsets(options.toolsets)
+    parse_faults(options.inject)  # a bad --inject fails now, before any model call
     setup = _Setup(
         template=compiled,
         context=dict(options.context or {}),
@@ -189,6 +192,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         reference_time=_reference(options.now, resume),
         agents=setup.agents,
     )
+    _lesson_mode(state, options)
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
     executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
@@ -197,6 +201,18 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         return _launch(setup, run_id, resume=ending, transcript=transcript)
 
     return Run(state, executor, setup.template, log, relaunch=relaunch, notes=setup.notes, resumed_from=resume)
+
+
+def _lesson_mode(state: RunState, options: RunOptions) -> None:
+    """Step pauses, predictions and injected faults, when the options ask for any (`lesson.py`, `providers/faults.py`)."""
+    faults = parse_faults(options.inject)
+    if not (options.step or options.predict or faults):
+        return
+    book = FaultBook(faults) if faults else None
+    state.lesson = LessonControls(run_id=state.run_id, emit=state.emit, step=options.step,
+                                  predict=options.predict, faults=book)
+    if book is not None:
+        state.model = replace(state.model, model=with_faults(state.model.model, book))
 
 
 def _reference(now: datetime | None, resume: RunResult | None) -> datetime:

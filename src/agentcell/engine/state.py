@@ -30,6 +30,7 @@ from .toolbox import ToolRegistry
 if TYPE_CHECKING:
     from ..journal import Journal
     from .compaction import ContextKeeper
+    from .lesson import LessonControls
 
 Emit = Callable[[Event], None]
 EmitText = Callable[[type[TokenDelta] | type[ThinkingDelta], str, str, int], None]
@@ -126,6 +127,8 @@ class RunState:
     secrets: KnownSecrets = field(default_factory=KnownSecrets)
     """The credentials of the run's models (each slot adds its model's), masked in the run's own text:
     the responses' parts (`slotmodel.py`), the answers, the streamed deltas (`setup.py`'s sink)."""
+    lesson: LessonControls | None = None
+    """Lesson mode (`step`, `predict`, `inject`): the step gate, the guesses and the tool faults (`lesson.py`)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

@@ -29,6 +29,18 @@ from .run import (
 from .run import (
     GuardTripped as GuardTripped,
 )
+from .lesson import (
+    FaultInjected as FaultInjected,
+)
+from .lesson import (
+    PredictionMade as PredictionMade,
+)
+from .lesson import (
+    StepPaused as StepPaused,
+)
+from .lesson import (
+    StepResumed as StepResumed,
+)
 from .run import (
     HttpExchange as HttpExchange,
 )

@@ -27,6 +27,12 @@ from .teaching import HttpExchange as HttpExchange
 from .teaching import ModelRequestSent as ModelRequestSent
 from .teaching import ModelResponseReceived as ModelResponseReceived
 
+# Lesson mode's payloads (step pauses, injected faults, predictions); defined in `lesson.py`.
+from .lesson import FaultInjected as FaultInjected
+from .lesson import PredictionMade as PredictionMade
+from .lesson import StepPaused as StepPaused
+from .lesson import StepResumed as StepResumed
+
 if TYPE_CHECKING:
     from ..result import RunResult
 
@@ -374,5 +380,9 @@ Event: TypeAlias = (
     | ModelRequestSent
     | ModelResponseReceived
     | HttpExchange
+    | StepPaused
+    | StepResumed
+    | FaultInjected
+    | PredictionMade
 )
 """Every event a run can yield."""

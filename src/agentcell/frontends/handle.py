@@ -16,6 +16,8 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from ..engine import ApprovalDecision, Run
+from ..engine.lesson import LessonControls, Pause
+from ..errors import AgentcellError
 from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
 from ..result import RunResult
@@ -140,6 +142,35 @@ class RunHandle:
         for fn in self._watchers:
             fn(warning)
         self.cancel()
+
+    # ---- lesson mode: stepping (`step=True`) ----------------------------------------------------
+    @property
+    def paused(self) -> Pause | None:
+        """What the stepped run waits before now (`str()` says it: "paused before request 2: …"), else `None`."""
+        lesson = self.run.lesson
+        return None if lesson is None else lesson.paused
+
+    async def step(self) -> Pause | None:
+        """Let a stepped run go on to its next pause and return that pause (`None`: the run ended first).
+
+        Safe to call before the run reached its first pause: that pause then passes (each call is one step).
+        Raises `AgentcellError` for a run started without `step=True`."""
+        lesson = self._lesson("step()")
+        return await wait_on(self.loop, lesson.step, what="this run")
+
+    def go(self) -> None:
+        """Stop pausing: the stepped run goes on to its end (Stop and budgets work as ever)."""
+        self._lesson("go()").go()
+
+    def predict(self, does: str, tool: str | None = None) -> None:
+        """At a pause before a request (`predict=True`): guess `answer`, `tool` (which) or `both`."""
+        self._lesson("predict()").predict(does, tool)
+
+    def _lesson(self, what: str) -> LessonControls:
+        lesson = self.run.lesson
+        if lesson is None:
+            raise AgentcellError(f"{what} needs a run started with step=True (%%agent --step)")
+        return lesson
 
     def __await__(self) -> Generator[Any, None, RunResult]:
         return self._wait().__await__()
