@@ -216,7 +216,8 @@ class SlotCalls:
         self._cache[key] = future
         call = execute(name, run, timeout=injected_timeout(fault, policy.timeout), convert=_converted)
         try:
-            outcome = labelled(fault, await run_isolated(name, call, warn=functools.partial(self._state.warn, self._slot)))
+            warn = functools.partial(self._state.warn, self._slot)
+            outcome = labelled(fault, await run_isolated(name, call, warn=warn))
         except (ApprovalRequired, CallDeferred) as deferred:  # an identical call waiting on this one is deferred too
             future.set_exception(deferred)
             future.exception()  # retrieved: the waiting calls re-raise it, and none may be waiting

@@ -204,7 +204,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
 
 
 def _lesson_mode(state: RunState, options: RunOptions) -> None:
-    """Step pauses, predictions and injected faults, when the options ask for any (`lesson.py`, `providers/faults.py`)."""
+    """Step pauses, predictions and injected faults, when the options ask for any (`lesson.py`, `faults.py`)."""
     faults = parse_faults(options.inject)
     if not (options.step or options.predict or faults):
         return

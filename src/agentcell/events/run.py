@@ -22,16 +22,16 @@ from ..usage import RunStatus as RunStatus
 from ..usage import Usage as Usage
 from .aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
 
-# Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching.py`.
-from .teaching import HttpExchange as HttpExchange
-from .teaching import ModelRequestSent as ModelRequestSent
-from .teaching import ModelResponseReceived as ModelResponseReceived
-
 # Lesson mode's payloads (step pauses, injected faults, predictions); defined in `lesson.py`.
 from .lesson import FaultInjected as FaultInjected
 from .lesson import PredictionMade as PredictionMade
 from .lesson import StepPaused as StepPaused
 from .lesson import StepResumed as StepResumed
+
+# Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching.py`.
+from .teaching import HttpExchange as HttpExchange
+from .teaching import ModelRequestSent as ModelRequestSent
+from .teaching import ModelResponseReceived as ModelResponseReceived
 
 if TYPE_CHECKING:
     from ..result import RunResult

@@ -77,7 +77,7 @@ def parse_fault(spec: str) -> Fault:
     if kind not in allowed:
         what = "the model" if target == "model" else f"a tool ({target})"
         raise AgentcellError(f"--inject {text!r}: {what} can be given {', '.join(allowed)}, not {kind!r}")
-    fault = Fault(target=target, fault=kind, arg=arg, times=int(times) if times else 1, spec=text)  # type: ignore[arg-type]
+    fault = Fault(target=target, fault=kind, arg=arg, times=int(times) if times else 1, spec=text)
     if fault.times < 1:
         raise AgentcellError(f"--inject {text!r}: *N must be at least 1")
     if kind == "slow" or (kind == "429" and arg):
@@ -166,9 +166,12 @@ class FaultyModel(WrapperModel):
             wait = fault.arg or None
             headers = {"retry-after": wait} if wait else None
             body = {"error": {"message": f"rate limited ({INJECTED}: --inject {fault.spec})"}}
-            return ModelHTTPError(429, name, body, headers=headers, retry_after=None if wait is None else float(wait))
-        body = {"error": {"message": f"internal server error ({INJECTED}: --inject {fault.spec})"}}
-        return ModelHTTPError(500, name, body)
+            error = ModelHTTPError(429, name, body, headers=headers, retry_after=None if wait is None else float(wait))
+        else:
+            body = {"error": {"message": f"internal server error ({INJECTED}: --inject {fault.spec})"}}
+            error = ModelHTTPError(500, name, body)
+        error.injected = True  # type: ignore[attr-defined]  # `RetryingModel` labels its retry so
+        return error
 
 
 def _disturb(stream: StreamedResponse, fault: Fault, model_name: str) -> None:
@@ -185,9 +188,11 @@ def _disturb(stream: StreamedResponse, fault: Fault, model_name: str) -> None:
         async for event in produce():
             yield event
             break
-        raise ModelConnectionError(
+        error = ModelConnectionError(
             model_name, f"connection lost mid-stream ({INJECTED}: --inject {fault.spec})", phase="read"
         )
+        error.injected = True  # type: ignore[attr-defined]
+        raise error
 
     stream._get_event_iterator = slowed if fault.fault == "slow" else dropped  # type: ignore[method-assign]
 
