@@ -93,8 +93,8 @@ class LessonControls:
     ) -> None:
         self.run_id = run_id
         self._emit = emit
-        self.stepping = step
-        self.predicting = predict and step
+        self.stepping = step or predict  # a guess needs a pause to be made at
+        self.predicting = predict
         self.faults = faults
         self.paused: Pause | None = None
         self.predictions: list[Prediction] = []

@@ -20,6 +20,7 @@ from ..engine.lesson import LessonControls, Pause
 from ..errors import AgentcellError
 from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
+from ..render.cell_source import CellSource, remember
 from ..result import RunResult
 from ..transcript import Transcript
 from ..usage import LiveStatus
@@ -143,7 +144,17 @@ class RunHandle:
             fn(warning)
         self.cancel()
 
-    # ---- lesson mode: stepping (`step=True`) ----------------------------------------------------
+    # ---- lesson mode: stepping (`step=True`), and the cell the lesson shows --------------------------
+    source: CellSource | None = None
+    """The template, flags and `{{ }}` values that produced the run (masked), for the teaching view and the lesson."""
+
+    def show_source(self, source: CellSource) -> None:
+        """Say what produced the run: kept here, on the widget (its teaching view) and by run id (the lesson)."""
+        self.source = source
+        remember(self.run_id, source)
+        if self.widget is not None:
+            self.widget.source = source.as_json()
+
     @property
     def paused(self) -> Pause | None:
         """What the stepped run waits before now (`str()` says it: "paused before request 2: …"), else `None`."""
@@ -165,6 +176,20 @@ class RunHandle:
     def predict(self, does: str, tool: str | None = None) -> None:
         """At a pause before a request (`predict=True`): guess `answer`, `tool` (which) or `both`."""
         self._lesson("predict()").predict(does, tool)
+
+    def lesson_message(self, content: Mapping[str, Any]) -> None:
+        """The widget's Next / Run to end / prediction (on the run's loop); odd input is ignored."""
+        lesson = self.run.lesson
+        if lesson is None:
+            return
+        match content.get("kind"):
+            case "step":
+                lesson.step()
+            case "go":
+                lesson.go()
+            case "predict" if content.get("does") in ("answer", "tool", "both"):
+                tool = content.get("tool")
+                lesson.predict(str(content["does"]), tool if isinstance(tool, str) and tool else None)
 
     def _lesson(self, what: str) -> LessonControls:
         lesson = self.run.lesson
@@ -255,6 +280,8 @@ def launch(spec: LaunchSpec, *, registry: RunRegistry | None = None, generation:
         assert approvals is not None
         view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve)
         view.follow(run.log)
+        if run.lesson is not None:
+            view.on_lesson = handle.lesson_message
     handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:
         registry.add(handle, place=spec.key, generation=generation)

@@ -110,12 +110,25 @@ def start_run(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> 
     compiled = compile_template(template) if isinstance(template, str) else template
     place = PYTHON.here()
     spec = LaunchSpec(template=compiled, options=chosen, hints="python", quiet=True, key=place.key)
-    return launch(spec, registry=PYTHON_RUNS, generation=place.generation)
+    handle = launch(spec, registry=PYTHON_RUNS, generation=place.generation)
+    _show_source(handle, spec, "start_run")
+    return handle
+
+
+def _show_source(handle: RunHandle, spec: LaunchSpec, function: str) -> None:
+    """The template and options that produced a Python run, for its teaching view and lesson."""
+    from ..render.cell_source import cell_source, python_call
+
+    options = spec.options
+    chosen = {name: getattr(options, name) for name in ("model", "step", "predict", "inject", "limits")}
+    handle.show_source(cell_source(spec.template.source, call=python_call(function, chosen), context=options.context,
+                                   variables=spec.template.variables, model=options.model))
 
 
 def _show(spec: LaunchSpec, *, key: str | AgentWidget | None) -> AgentWidget:
     front, place = place_of_call(key)
     handle = launch(replace(spec, key=place.key), registry=PYTHON_RUNS, generation=place.generation)
+    _show_source(handle, spec, "show")
     assert handle.widget is not None
     _places[handle.widget] = place.key
     front.keep(handle, handle.widget, place)

@@ -28,6 +28,7 @@ from ..registry import RunRegistry
 from .batch_args import batch_arguments
 from .commands import AgentCommands
 from .front import JUPYTER
+from .lesson_args import lesson_arguments
 
 if TYPE_CHECKING:
     from ..launch import LaunchSpec
@@ -81,6 +82,7 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--types", dest="types", action="append", default=[], metavar="FILE",
               help="struckdown YAML type definitions (a file or folder; repeatable): [[name:var]] gives that type.")
     @batch_arguments
+    @lesson_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @cell_magic
@@ -101,6 +103,7 @@ class AgentMagics(AgentCommands, Magics):
             # Only reached when the input transformer is not installed (e.g. %%agent via run_cell_magic).
             raise UsageError("--wait needs `%load_ext agentcell` to have installed its input transformer")
         handle = self._launch(spec)
+        _show_cell(handle, spec, line, cell)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
         return None
@@ -113,6 +116,7 @@ class AgentMagics(AgentCommands, Magics):
             return await wait_batch(self._batch(line, cell))
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
+        _show_cell(handle, spec, line, cell)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
         try:
@@ -135,6 +139,7 @@ class AgentMagics(AgentCommands, Magics):
 
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .cell import build_spec, cell_options
+        from .lesson_args import with_lesson_flags
 
         build_spec = build or build_spec
         for flag in ("max_iter", "max_calls", "max_tokens"):
@@ -151,6 +156,7 @@ class AgentMagics(AgentCommands, Magics):
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
         )
+        options = with_lesson_flags(options, args)
         return build_spec(
             cell,
             options,
@@ -256,6 +262,14 @@ class AgentMagics(AgentCommands, Magics):
         install_interrupt_hook(self.ip, self.registry, enabled=bool(change["new"]))
 
 
+def _show_cell(handle: Any, spec: LaunchSpec, line: str, cell: str) -> None:
+    """The cell that produced the run, for its teaching view and lesson (`render/cell_source.py`)."""
+    from ...render.cell_source import cell_source
+
+    handle.show_source(cell_source(cell, call=f"%%agent {line.strip()}".rstrip(), context=spec.options.context,
+                                   variables=spec.template.variables, model=spec.options.model))
+
+
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
     """Line numbers as the notebook shows them: the `%%agent` line is line 1, the template starts on 2.
 
@@ -273,18 +287,22 @@ def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyn
 
 def load(ipython: Any) -> None:
     """Register the magics and the `--wait` input transformer (idempotent)."""
+    from . import export_wait
     from .blocking import install_transformer
 
     if "AgentMagics" not in ipython.magics_manager.registry:
         ipython.register_magics(AgentMagics)
     install_transformer(ipython)
+    export_wait.install(ipython)
 
 
 def unload(ipython: Any) -> None:
     """Stop every run started from this shell and remove the transformer."""
+    from . import export_wait
     from .blocking import remove_transformer
 
     magics = ipython.magics_manager.registry.get("AgentMagics")
     if magics is not None:
         magics.registry.stop_all()
     remove_transformer(ipython)
+    export_wait.remove(ipython)

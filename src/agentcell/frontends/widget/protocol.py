@@ -29,6 +29,10 @@ class FrontendMsg(TypedDict, total=False):
     call_id: str
     approved: bool
     reason: str | None
+    does: str
+    """`predict`: what the person guesses the model does (`answer`, `tool`, `both`)."""
+    tool: str | None
+    """`predict`: which tool."""
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:

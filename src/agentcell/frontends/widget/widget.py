@@ -88,6 +88,8 @@ class AgentWidget(anywidget.AnyWidget):
     (`shared_texts.py`)."""
     hint = traitlets.Unicode("").tag(sync=True)
     """A short note under the header (e.g. how to stop on older kernels)."""
+    source = traitlets.Dict({}).tag(sync=True)
+    """The cell that produced the run, for the teaching view: `{template, call, values}` (masked; `cell_source.py`)."""
     presentation = traitlets.Bool(False).tag(sync=True)
     """Larger text for a projector (workshops); JupyterLab's View › Presentation Mode does the same for every run."""
 
@@ -122,6 +124,8 @@ class AgentWidget(anywidget.AnyWidget):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_stop: StopCallback | None = None
         self._on_approve: ApproveCallback | None = None
+        self.on_lesson: Callable[[FrontendMsg], None] | None = None
+        """Lesson mode's buttons (`step`, `go`, `predict` messages), on the run's loop; set for a stepped run."""
         self.on_msg(self._on_frontend_msg)
 
     def bind(
@@ -330,6 +334,8 @@ class AgentWidget(anywidget.AnyWidget):
                 self.send({"kind": "snapshot", "events": pack(self.wire_snapshot()), "t": self._now()})
             case "approve" if self._on_approve is not None:
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
+            case "step" | "go" | "predict" if self.on_lesson is not None:
+                self.on_lesson(content)
             case _:
                 pass
 
