@@ -106,6 +106,7 @@ class LessonControls:
         self._guess: dict[tuple[str, int], dict[str, Any]] = {}
         self._ended = False
         self._credit = 0
+        self._turn = asyncio.Lock()
         """`step()` calls made while the run was not paused: each lets the next pause pass."""
         self._at: tuple[str | None, int] = (None, 0)
         if faults is not None:
@@ -218,9 +219,16 @@ class LessonControls:
             gate.set_result(how)
 
     async def _pause(self, event: StepPaused) -> None:
+        # Tool calls of one response run together: their pauses take turns, one gate at a time.
+        async with self._turn:
+            if self.stepping:
+                await self._wait_at(event)
+
+    async def _wait_at(self, event: StepPaused) -> None:
         if self._credit:
             self._credit -= 1
             return
+        event = replace(event, number=self._count + 1)
         self._count = event.number
         pause = Pause(number=event.number, slot=event.slot, round=event.round, before=event.before,
                       summary=event.summary, predict=event.predict)
