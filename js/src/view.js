@@ -15,6 +15,7 @@ import { buildHeader, renderElapsed, renderHeader, waitingFor } from "./view/hea
 import { createBody, renderBody, resetBody } from "./view/slots.js";
 import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
+import { buildStepper, renderStepper, wireStepper } from "./view/stepper.js";
 import { createUI } from "./view/ui.js";
 
 function clockOf(opts) {
@@ -30,8 +31,9 @@ function buildDOM(now) {
   const hd = buildHeader(ex.controls);
   const body = createBody(now);
   const teach = buildTeaching();
-  const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, teach.el, body.runItemsEl, body.slotsEl);
-  return { root, ex, hd, body, teach };
+  const step = buildStepper();
+  const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, step.el, teach.el, body.runItemsEl, body.slotsEl);
+  return { root, ex, hd, body, teach, step };
 }
 
 function render(ctx) {
@@ -46,7 +48,8 @@ function render(ctx) {
     renderHeader(parts.hd, ctx, status);
     const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, reasons: ui.reasons, onApprove: ctx.approve };
     renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}`);
-    renderTeaching(parts.teach, store.state, ui.teaching);
+    renderStepper(parts.step, ctx, store.events, ended);
+    renderTeaching(parts.teach, store.state, ui.teaching, { source: ctx.model.get("source"), events: store.events });
     const pending = ended ? [] : pendingApprovals(store.state).filter((it) => !ui.sentApprovals.has(it.callId));
     settleFocus(ctx.root, ui, focused, pending);
   } catch (err) {
@@ -80,6 +83,7 @@ function wireActions(ctx) {
     ctx.schedule();
   };
   wireExport(ctx.parts.ex, ctx);
+  wireStepper(ctx.parts.step, ctx);
 }
 
 function createContext(model, opts) {
@@ -99,6 +103,7 @@ function createContext(model, opts) {
     clearStore(ctx.store);
     resetBody(parts.body);
     parts.teach.key = {};
+    parts.step.key = "";
     ctx.ui.shownElapsed = 0;
   };
   ctx.flush = () => render(ctx);

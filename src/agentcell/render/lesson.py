@@ -22,7 +22,7 @@ from ..transcript import Transcript
 from .cell_source import CellSource, recalled, source_html
 from .html import transcript_html
 from .teaching.view import teaching_css, teaching_html
-from .timeline import TIMELINE_CSS, format_elapsed, timeline, timeline_html
+from .timeline import format_elapsed, lesson_css, timeline, timeline_html
 
 _PAGE_CSS = """
 :root{color-scheme:light dark;--jp-ui-font-color1:#1f2328;--jp-ui-font-color2:#4d5661;--jp-layout-color1:#fff;
@@ -40,9 +40,6 @@ h2{font-size:1.2rem;margin:1.4em 0 .4em;border-bottom:2px solid var(--jp-border-
 .agentcell-btn{font:inherit;color:inherit;background:var(--jp-layout-color2);border:1px solid var(--jp-border-color1);
  border-radius:3px;padding:0 .5em;cursor:pointer}
 pre{white-space:pre-wrap;overflow-wrap:anywhere}
-.ac-source-template{border-left:3px solid var(--jp-brand-color1);padding:.4em .8em;background:var(--jp-layout-color2)}
-.ac-source-values{border-collapse:collapse}.ac-source-values th,.ac-source-values td{text-align:left;padding:.1em .6em}
-.ac-source-values caption{text-align:left;color:var(--jp-ui-font-color2)}
 .ac-lesson-toc ol{padding-left:1.4em}.ac-predictions li[data-right="false"]{color:var(--jp-error-color0)}
 @media print{
  body{max-width:none;padding:0;font-size:11pt;color:#000;background:#fff}
@@ -176,7 +173,7 @@ def lesson_html(runs: Sequence[tuple[str, Transcript] | LessonRun], *, title: st
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{teaching_css()}{TIMELINE_CSS}{_PAGE_CSS}</style></head>"
+        f"<title>{html.escape(title)}</title><style>{teaching_css()}{lesson_css()}{_PAGE_CSS}</style></head>"
         f'<body class="ac-lessonroot"><h1>{html.escape(title)}</h1><p class="ac-lesson-meta">'
         f"Exported by agentcell {html.escape(__version__)}: {len(lesson)} run{'s' if len(lesson) != 1 else ''}; "
         "open the folds (the wire, the earlier messages, each marker's why?) to teach from it.</p>"

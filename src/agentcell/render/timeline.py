@@ -16,6 +16,7 @@ Anything an injected fault caused carries `injected`.
 from __future__ import annotations
 
 import html
+from importlib import resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -223,18 +224,6 @@ def timeline_html(tl: Timeline) -> str:
     )
 
 
-TIMELINE_CSS = """
-.ac-timeline{margin:.6em 0}.ac-tl-rows{list-style:none;margin:0;padding:0}
-.ac-tl-row{display:grid;grid-template-columns:minmax(8em,16em) 1fr;gap:.1em .6em;align-items:center;margin:.15em 0}
-.ac-tl-track{position:relative;height:1em;background:var(--jp-layout-color2);border-radius:2px}
-.ac-tl-bar{position:absolute;top:0;height:100%;border-radius:2px;background:var(--jp-brand-color1)}
-.ac-tl-row[data-kind="tool"] .ac-tl-bar{background:#2e7d32}
-.ac-tl-row[data-kind="backoff"] .ac-tl-bar,.ac-tl-row[data-kind="step"] .ac-tl-bar,
-.ac-tl-row[data-kind="approval"] .ac-tl-bar{
- background:repeating-linear-gradient(45deg,var(--jp-border-color1) 0 4px,transparent 4px 8px)}
-.ac-tl-row[data-injected="true"] .ac-tl-bar{outline:2px dashed var(--jp-warn-color1)}
-.ac-tl-ttft{position:absolute;top:-2px;bottom:-2px;width:2px;background:var(--jp-ui-font-color1)}
-.ac-tl-said{grid-column:2;font-size:.85em;color:var(--jp-ui-font-color2)}
-.ac-tl-totals{font-size:.9em;color:var(--jp-ui-font-color2)}
-.ac-injected{background:var(--jp-warn-color1);color:#000;border-radius:3px;padding:0 .3em;font-size:.8em}
-"""
+def lesson_css() -> str:
+    """The stylesheet of lesson mode (the step bar, the cell, the timeline), shared with the widget."""
+    return resources.files("agentcell").joinpath("lesson.css").read_text()
