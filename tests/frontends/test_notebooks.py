@@ -62,7 +62,14 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
          "[agentcell] You made exactly the same calls as in your previous round"),
         "It is taught in **Fylde B12**.",  # replayed from cassettes/module-question.json
         "ReplayDivergence: replay of 'cassettes/module-question.json' diverged at slot 'answer', request 1",
-        "'workshop-lesson.html'",  # section 9's %agent export (the file is opened in tests/browser)
+        # "step through it": the pauses advanced by code, the guess revealed
+        ("paused before lookup_module(module_code='PSYC605')", "paused before request 2: "),
+        "request 1: guessed {'does': 'tool', 'tool': 'lookup_module'}, the model did "
+        "{'does': 'tool', 'tool': 'lookup_module'}: right",
+        # "break it": an injected 429 retried, an injected tool error fed back, both labelled
+        "retries: ['429 (injected)']",
+        "the model read: {\"error\":\"InjectedFault: lookup_module failed (injected: --inject lookup_module=error)\"}",
+        "wrote workshop-lesson.html (",  # section 9's %agent export (the file is opened in tests/browser)
     ],
     "guards-and-approvals.ipynb": [
         "verdict: {'triggered': False",

@@ -41,13 +41,14 @@ export function buildStepper() {
     summaryEl: h("p", { class: "ac-step-summary", role: "status", "aria-live": "polite" }),
     detailEl: h("div", { class: "ac-step-detail" }),
     predictEl: h("div", { class: "ac-step-predict" }),
+    verdictEl: h("p", { class: "ac-guess-verdict", hidden: true }),
     nextBtn: h("button", { type: "button", class: "agentcell-btn ac-step-next", aria: { label: "Next: go on to the next pause" }, data: { "focus-key": "step:next" } }, "Next"),
     goBtn: h("button", { type: "button", class: "agentcell-btn ac-step-go", aria: { label: "Run to end: stop pausing" }, data: { "focus-key": "step:go" } }, "Run to end"),
     stopBtn: h("button", { type: "button", class: "agentcell-btn ac-step-stop", aria: { label: "Stop the stepped run" }, data: { "focus-key": "step:stop" } }, "Stop"),
     key: "",
   };
   const actions = h("div", { class: "ac-step-actions" }, sp.nextBtn, sp.goBtn, sp.stopBtn);
-  sp.el = h("section", { class: "ac-stepper", aria: { label: "step through the run" }, hidden: true }, sp.summaryEl, sp.predictEl, actions, sp.detailEl);
+  sp.el = h("section", { class: "ac-stepper", aria: { label: "step through the run" }, hidden: true }, sp.summaryEl, sp.verdictEl, sp.predictEl, actions, sp.detailEl);
   return sp;
 }
 
@@ -77,11 +78,27 @@ function predictForm(pause, guess, tools, onGuess) {
   );
 }
 
+function doing(d) {
+  if (!d || typeof d !== "object") return "?";
+  if (d.does === "answer") return "answer";
+  return `${d.does === "both" ? "say something and call" : "call"} ${d.tool ?? "a tool"}`;
+}
+
+/** The reveal of the latest guess: right or wrong, and what the model did. */
+function renderVerdict(sp, events) {
+  const last = events.findLast((ev) => ev?.kind === "prediction");
+  setHidden(sp.verdictEl, !last);
+  if (!last) return;
+  setText(sp.verdictEl, `Request ${last.round}: your guess “${doing(last.guess)}” was ${last.right ? "right" : "wrong"}: the model chose to ${doing(last.actual)}.`);
+  setAttr(sp.verdictEl, "data-right", last.right ? "true" : "false");
+}
+
 /** Draw the bar for `events` (the store's); `ctx.ui.guesses` keeps what was guessed per pause. */
 export function renderStepper(sp, ctx, events, ended) {
   const { pause, stepped } = pauseOf(events, ended);
   setHidden(sp.el, !stepped);
   if (!stepped) return;
+  renderVerdict(sp, events);
   const guess = pause ? ctx.ui.guesses?.get(pause.number) : null;
   const key = pause ? `${pause.number}|${guess?.does ?? ""}|${guess?.tool ?? ""}` : "running";
   const waiting = !pause;

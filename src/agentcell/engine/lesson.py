@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
+from ..errors import AgentcellError
 from ..events import Event
 from ..events.lesson import FaultInjected, PredictionMade, StepPaused, StepResumed
 from ..providers.faults import INJECTED, Fault, FaultBook
@@ -107,6 +108,7 @@ class LessonControls:
         self._ended = False
         self._credit = 0
         self._turn = asyncio.Lock()
+        self._next_guess: dict[str, Any] | None = None
         """`step()` calls made while the run was not paused: each lets the next pause pass."""
         self._at: tuple[str | None, int] = (None, 0)
         if faults is not None:
@@ -177,9 +179,10 @@ class LessonControls:
         self._on_loop(self._go)
 
     def predict(self, does: str, tool: str | None = None) -> None:
-        """Guess what the model does at the pause before a request: `answer`, `tool` (which) or `both`."""
+        """Guess what the model does at this pause before a request (or the next one): `answer`, `tool` (which)
+        or `both`."""
         if does not in ("answer", "tool", "both"):
-            raise ValueError(f"a prediction is 'answer', 'tool' or 'both', not {does!r}")
+            raise AgentcellError(f"a prediction is 'answer', 'tool' or 'both', not {does!r}")
         self._on_loop(lambda: self._predict(does, tool))
 
     # ---- inside ----------------------------------------------------------------------------------
@@ -208,10 +211,12 @@ class LessonControls:
         self._open("go")
 
     def _predict(self, does: str, tool: str | None) -> None:
+        guess = {"does": does, "tool": None if does == "answer" else tool or None}
         pause = self.paused
         if pause is None or pause.before != "request":
+            self._next_guess = guess  # for the next request the run pauses before
             return
-        self._guess[(pause.slot, pause.round)] = {"does": does, "tool": tool or None}
+        self._guess[(pause.slot, pause.round)] = guess
 
     def _open(self, how: str) -> None:
         gate = self._gate
@@ -227,9 +232,13 @@ class LessonControls:
     async def _wait_at(self, event: StepPaused) -> None:
         if self._credit:
             self._credit -= 1
+            if event.before == "request" and self._next_guess is not None:
+                self._guess[(event.slot, event.round)], self._next_guess = self._next_guess, None
             return
         event = replace(event, number=self._count + 1)
         self._count = event.number
+        if event.before == "request" and self._next_guess is not None:
+            self._guess[(event.slot, event.round)], self._next_guess = self._next_guess, None
         pause = Pause(number=event.number, slot=event.slot, round=event.round, before=event.before,
                       summary=event.summary, predict=event.predict)
         self.paused = pause

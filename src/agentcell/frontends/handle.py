@@ -174,7 +174,8 @@ class RunHandle:
         self._lesson("go()").go()
 
     def predict(self, does: str, tool: str | None = None) -> None:
-        """At a pause before a request (`predict=True`): guess `answer`, `tool` (which) or `both`."""
+        """Guess what the model does at this pause before a request, or else at the next one: `answer`, `tool`
+        (which) or `both`. The reveal is kept in `RunResult.predictions` (and the widget and the lesson show it)."""
         self._lesson("predict()").predict(does, tool)
 
     def lesson_message(self, content: Mapping[str, Any]) -> None:
