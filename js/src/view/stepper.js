@@ -48,7 +48,8 @@ export function buildStepper() {
     key: "",
   };
   const actions = h("div", { class: "ac-step-actions" }, sp.nextBtn, sp.goBtn, sp.stopBtn);
-  sp.el = h("section", { class: "ac-stepper", aria: { label: "step through the run" }, hidden: true }, sp.summaryEl, sp.verdictEl, sp.predictEl, actions, sp.detailEl);
+  // JupyterLab's notebook shortcuts (arrows move between cells, Enter edits) must not take the bar's keys.
+  sp.el = h("section", { class: "ac-stepper", aria: { label: "step through the run" }, data: { "lm-suppress-shortcuts": "true" }, hidden: true }, sp.summaryEl, sp.verdictEl, sp.predictEl, actions, sp.detailEl);
   return sp;
 }
 
