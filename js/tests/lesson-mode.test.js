@@ -69,14 +69,15 @@ describe("the step bar", () => {
     const { send, $, $$, model } = mount();
     send(ev.runStarted(), ev.slotStarted(), ev.modelRequest(1, [{ role: "user", content: "Q" }]), paused(1, { predict: true }));
     expect($(".ac-guess legend").textContent).toBe("What will the model do?");
-    const radios = $$(".ac-guess input[type=radio]");
-    expect(radios.map((r) => r.value)).toEqual(["answer", "tool", "both"]);
-    radios[1].focus();
-    radios[1].click();
+    const choices = $$(".ac-guess-btn");
+    expect(choices.map((b) => b.dataset.guess)).toEqual(["answer", "tool", "both"]);
+    choices[1].focus();
+    choices[1].click();
     expect(model.sent.at(-1)).toEqual({ kind: "predict", does: "tool", tool: "lookup_module" });
     mounted[0].view.flush();
     expect($(".ac-guess-said").textContent).toBe("Your guess: tool (lookup_module). Press Next to see.");
-    expect(document.activeElement.value).toBe("tool");
+    expect(document.activeElement.dataset.guess).toBe("tool"); // the rebuilt choice keeps the focus
+    expect($(".ac-guess-btn[data-guess=tool]").getAttribute("aria-pressed")).toBe("true");
   });
 });
 

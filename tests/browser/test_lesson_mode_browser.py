@@ -53,11 +53,16 @@ def test_a_stepped_run_is_driven_by_the_keyboard_alone(lab: Lab, page: Any) -> N
     _open_all_details(widget)
     assert _axe(page, widget) == []
 
-    # keyboard alone from here: the first choice of the question takes the focus, the arrows choose
-    bar.locator(".ac-guess input[value=answer]").focus()
-    page.keyboard.press("ArrowDown")  # → "call a tool" (lookup, the one tool offered)
+    # keyboard alone from here: the focus starts on Next; Shift+Tab goes back to the question's choices
+    bar.locator(".ac-step-next").focus()
+    page.keyboard.press("Shift+Tab")  # the tool list
+    page.keyboard.press("Shift+Tab")  # "both"
+    page.keyboard.press("Shift+Tab")  # "call a tool"
+    assert _focused(page)["text"] == "call a tool"
+    page.keyboard.press("Enter")
     expect(bar.locator(".ac-guess-said")).to_have_text("Your guess: tool (lookup). Press Next to see.")
-    assert _focused(page)["value"] == "tool"
+    assert _focused(page)["text"] == "call a tool"  # the rebuilt question keeps the focus
+    page.keyboard.press("Tab")  # "both"
     page.keyboard.press("Tab")  # the tool list
     page.keyboard.press("Tab")  # Next
     assert _focused(page)["text"] == "Next"

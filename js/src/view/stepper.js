@@ -53,28 +53,32 @@ export function buildStepper() {
   return sp;
 }
 
+const GUESSES = [
+  ["answer", "answer", "the model answers"],
+  ["tool", "call a tool", "the model calls a tool"],
+  ["both", "both", "the model says something and calls a tool"],
+];
+
+// Buttons, not radios: a radio group moves with the arrow keys, which JupyterLab takes for moving
+// between cells; buttons are reached with Tab and pressed with Enter or Space anywhere.
 function predictForm(pause, guess, tools, onGuess) {
-  const name = `ac-guess-${pause.run_id ?? ""}-${pause.number}`;
-  const choice = (value, text) =>
+  const choice = ([value, text, said]) =>
     h(
-      "label",
-      { class: "ac-guess-choice" },
-      h("input", { type: "radio", name, value, checked: guess?.does === value ? true : null, data: { "focus-key": `guess:${value}` }, on: { change: () => onGuess(value, guess?.tool ?? tools[0] ?? null) } }),
-      ` ${text}`,
+      "button",
+      { type: "button", class: "agentcell-btn ac-guess-btn", aria: { pressed: guess?.does === value ? "true" : "false", label: `Guess: ${said}` }, data: { "focus-key": `guess:${value}`, guess: value }, on: { click: () => onGuess(value, guess?.tool ?? tools[0] ?? null) } },
+      text,
     );
   const select = h(
     "select",
-    { class: "ac-guess-tool", aria: { label: "which tool" }, data: { "focus-key": "guess:tool" }, disabled: !tools.length, on: { change: (ev) => onGuess(guess?.does === "answer" || !guess ? "tool" : guess.does, ev.target.value) } },
+    { class: "ac-guess-tool", aria: { label: "which tool" }, data: { "focus-key": "guess:which" }, disabled: !tools.length, on: { change: (ev) => onGuess(guess?.does === "answer" || !guess ? "tool" : guess.does, ev.target.value) } },
     tools.map((t) => h("option", { value: t, selected: guess?.tool === t ? true : null }, t)),
   );
   return h(
     "fieldset",
     { class: "ac-guess" },
     h("legend", {}, "What will the model do?"),
-    choice("answer", "answer"),
-    choice("tool", "call a tool"),
-    choice("both", "both"),
-    h("label", { class: "ac-guess-choice" }, "which tool: ", select),
+    GUESSES.map(choice),
+    h("label", { class: "ac-guess-choice" }, " which tool: ", select),
     guess ? h("p", { class: "ac-guess-said" }, `Your guess: ${guess.does}${guess.does !== "answer" && guess.tool ? ` (${guess.tool})` : ""}. Press Next to see.`) : null,
   );
 }
