@@ -16,9 +16,9 @@ Anything an injected fault caused carries `injected`.
 from __future__ import annotations
 
 import html
-from importlib import resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Literal
 
 BarKind = Literal["request", "backoff", "tool", "step", "approval"]
