@@ -34,6 +34,15 @@ async def test_an_injected_429_is_retried_once_and_labelled() -> None:
     assert len(script.requests) == 1  # the injected 429 never reached the model
 
 
+async def test_an_injected_500_is_retried_with_the_back_off_of_a_real_one() -> None:
+    script = Script(["Hello."])
+    events = [e async for e in stream(template(slot("answer")), model=script.model, inject=["model=500"],
+                                      journal=False)]
+    (retry,) = [e for e in events if isinstance(e, Retrying)]
+    assert retry.reason == "500 (injected)" and 0.75 <= retry.delay_s <= 1.25  # RetryPolicy: 1 s ± 25 %
+    assert events[-1].status == "completed"  # type: ignore[union-attr]
+
+
 async def test_an_injected_tool_error_is_fed_back_to_the_model() -> None:
     script = Script([Call("lookup", {"code": "PSYC605"})], ["The lookup failed."])
     result = await complete_async(template(slot("answer", use_tools=True)), model=script.model, tools=[lookup],

@@ -153,3 +153,8 @@ def test_an_export_cell_runs_through_the_transformer(ip: InteractiveShell, tmp_p
     result = ip.run_cell(f"%agent export r '{out}'")
     assert result.success, result.error_in_exec
     assert out.exists()
+
+
+def test_step_in_a_terminal_is_refused_in_one_sentence(ip: InteractiveShell) -> None:
+    with pytest.raises(UsageError, match="--step and --predict need a notebook"):
+        ip.run_cell_magic("agent", "-t lookup --step", CELL)  # no running loop: terminal IPython

@@ -91,3 +91,16 @@ async def test_a_secret_in_the_context_is_masked_in_the_lesson() -> None:
     assert "abc-very-private" not in text and "sk-abcdefghijklmnop1234" not in text
     assert "Use {{ token }} and {{ note }}" in text
     assert re.search(r"token \}\}</code></th><td><code>\*\*\*</code>", text)
+
+
+async def test_the_guesses_are_in_the_lesson() -> None:
+    script = Script([Call("lookup", {"code": "A"})], ["done"])
+    handle = agentcell.start_run(TEMPLATE, model=script.model, tools=[lookup], predict=True,
+                                 context={"code": "A"}, journal=False)
+    handle.predict("answer")  # wrong: the model calls lookup
+    handle.go()
+    result = await handle
+    assert [p["right"] for p in result.predictions] == [False]
+    text = lesson_html([lesson_run("r", handle)])
+    assert "<h3>Predictions (0 of 1 right)</h3>" in text
+    assert "guessed “answer”; the model chose to call lookup — <strong>wrong</strong>" in text

@@ -117,6 +117,8 @@ class LessonControls:
     # ---- what the engine calls ------------------------------------------------------------------
     async def before_request(self, slot: str, round: int, messages: int, tools: tuple[str, ...]) -> None:
         self._at = (slot, round)  # where a model fault fired (the retries of this request)
+        if self._next_guess is not None:  # a guess made before this request's pause (or with no pause: go())
+            self._guess[(slot, round)], self._next_guess = self._next_guess, None
         if not self.stepping:
             return
         offered = _plural(len(tools), "tool") + " offered" if tools else "no tools offered"
@@ -232,13 +234,9 @@ class LessonControls:
     async def _wait_at(self, event: StepPaused) -> None:
         if self._credit:
             self._credit -= 1
-            if event.before == "request" and self._next_guess is not None:
-                self._guess[(event.slot, event.round)], self._next_guess = self._next_guess, None
             return
         event = replace(event, number=self._count + 1)
         self._count = event.number
-        if event.before == "request" and self._next_guess is not None:
-            self._guess[(event.slot, event.round)], self._next_guess = self._next_guess, None
         pause = Pause(number=event.number, slot=event.slot, round=event.round, before=event.before,
                       summary=event.summary, predict=event.predict)
         self.paused = pause

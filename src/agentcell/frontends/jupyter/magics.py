@@ -94,6 +94,10 @@ class AgentMagics(AgentCommands, Magics):
         if running_loop() is None:
             from ..terminal import run_in_terminal
 
+            if spec.options.step:  # nothing could press Next: the run would wait forever inside the cell
+                raise UsageError("--step and --predict need a notebook (the widget's Next button) or "
+                                 "agentcell.start_run(..., step=True) in async code; a terminal runs the cell "
+                                 "to its end")
             try:
                 self._bind(spec, run_in_terminal(spec))
             except AgentcellError as exc:
