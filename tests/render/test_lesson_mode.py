@@ -76,7 +76,7 @@ async def test_the_timeline_puts_requests_tools_and_pauses_to_scale() -> None:
 
 
 def test_times_are_written_as_the_widget_writes_them() -> None:
-    assert [format_ms(x) for x in (0.4, 840, 1240, 12_345)] == ["0 ms", "840 ms", "1.24 s", "12.3 s"]
+    assert [format_ms(x) for x in (0.4, 12.5, 840, 1240, 12_345)] == ["0 ms", "13 ms", "840 ms", "1.24 s", "12.3 s"]
     assert [format_elapsed(x) for x in (4.24, 185, 3720)] == ["4.2 s", "3 m 05 s", "1 h 02 m"]
 
 

@@ -16,6 +16,7 @@ Anything an injected fault caused carries `injected`.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,7 +29,7 @@ _WAITS: tuple[BarKind, ...] = ("backoff", "step", "approval")
 def format_ms(ms: float) -> str:
     """As `formatMs` in `js/src/format.js`: `840 ms`, `1.24 s`, `12.3 s`."""
     if ms < 1000:
-        return f"{round(ms)} ms"
+        return f"{math.floor(ms + 0.5)} ms"  # JavaScript's Math.round (Python's round() rounds half to even)
     return f"{ms / 1000:.{2 if ms < 10000 else 1}f} s"
 
 
