@@ -158,3 +158,18 @@ def test_an_export_cell_runs_through_the_transformer(ip: InteractiveShell, tmp_p
 def test_step_in_a_terminal_is_refused_in_one_sentence(ip: InteractiveShell) -> None:
     with pytest.raises(UsageError, match="--step and --predict need a notebook"):
         ip.run_cell_magic("agent", "-t lookup --step", CELL)  # no running loop: terminal IPython
+
+
+@pytest.mark.anyio
+async def test_show_with_step_is_moved_by_its_widget() -> None:
+    import agentcell
+    from agentcell.frontends.registry import PYTHON_RUNS
+
+    widget = agentcell.show("Hi {{ who }} [[answer]]", model="offline:fast", step=True, context={"who": "Ada"},
+                            journal=False)
+    (handle,) = [h for h in PYTHON_RUNS.runs.values() if getattr(h, "widget", None) is widget]
+    await _at_pause(handle)
+    assert handle.paused is not None and handle.paused.before == "request"
+    assert widget.source["call"] == "show(model='offline:fast', step=True)"
+    widget._dispatch_frontend({"kind": "go"})
+    assert (await handle).status == "completed"
