@@ -304,6 +304,11 @@ class FakeOpenAI:
             return len(self._queue)
 
     @property
+    def open_connections(self) -> int:
+        """Connections the server is serving right now (a client holding one open counts)."""
+        return len(self._connections)
+
+    @property
     def chat_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.partition("?")[0].endswith("/chat/completions")]
 

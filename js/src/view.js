@@ -15,6 +15,7 @@ import { buildHeader, renderElapsed, renderHeader, waitingFor } from "./view/hea
 import { createBody, renderBody, resetBody } from "./view/slots.js";
 import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
+import { buildStepper, renderStepper, wireStepper } from "./view/stepper.js";
 import { createUI } from "./view/ui.js";
 import { LOST, viewStatus, watchKernel } from "./view/kernel.js";
 import { wireCopy } from "./view/copy.js";
@@ -33,8 +34,9 @@ function buildDOM(now) {
   const hd = buildHeader(ex.controls);
   const body = createBody(now);
   const teach = buildTeaching();
-  const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, teach.el, body.runItemsEl, body.slotsEl);
-  return { root, ex, hd, body, teach };
+  const step = buildStepper();
+  const root = h("div", { class: "agentcell", data: { status: "idle", teaching: "false" } }, hd.el, hd.hintEl, ex.noticeEl, step.el, teach.el, body.runItemsEl, body.slotsEl);
+  return { root, ex, hd, body, teach, step };
 }
 
 function render(ctx) {
@@ -50,7 +52,8 @@ function render(ctx) {
     const rctx = { teaching: ui.teaching, ended, sentApprovals: ui.sentApprovals, reasons: ui.reasons, onApprove: ctx.approve, ...ctx.forking };
     rctx.forkEdit = ui.forkEdit;
     renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}|${ui.forkVersion}`);
-    renderTeaching(parts.teach, store.state, ui.teaching);
+    renderStepper(parts.step, ctx, store.events, ended);
+    renderTeaching(parts.teach, store.state, ui.teaching, { source: ctx.model.get("source"), events: store.events });
     const pending = ended ? [] : pendingApprovals(store.state).filter((it) => !ui.sentApprovals.has(it.callId));
     settleFocus(ctx.root, ui, focused, pending);
   } catch (err) {
@@ -85,6 +88,7 @@ function wireActions(ctx) {
   };
   wireForking(ctx);
   wireExport(ctx.parts.ex, ctx);
+  wireStepper(ctx.parts.step, ctx);
 }
 
 /** "Edit and re-run from here": open the editor (focus in its text box), Re-run (ask the kernel for the
@@ -133,6 +137,7 @@ function createContext(model, opts) {
     clearStore(ctx.store);
     resetBody(parts.body);
     parts.teach.key = {};
+    parts.step.key = "";
     ctx.ui.shownElapsed = 0;
   };
   ctx.flush = () => render(ctx);

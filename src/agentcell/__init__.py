@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "RetryPolicy": "agentcell.providers",
     "show": "agentcell.frontends.show",
     "stop_all": "agentcell.frontends.show",
+    "start_run": "agentcell.frontends.show",
     "static_transcript": "agentcell.render.output",
     "StaticTranscript": "agentcell.render.output",
     "map": "agentcell.batch",
@@ -129,6 +130,7 @@ __all__ = [
     "replay",
     "resolve_model",
     "show",
+    "start_run",
     "static_transcript",
     "stop_all",
     "stream",
@@ -160,7 +162,7 @@ if TYPE_CHECKING:
     )
     from .frontends.handle import RunHandle
     from .frontends.jupyter.audience import headless
-    from .frontends.show import show, stop_all
+    from .frontends.show import show, start_run, stop_all
     from .frontends.widget.widget import AgentWidget
     from .mcp_servers import mcp
     from .options import ApprovalDecision, Compaction, RunOptions

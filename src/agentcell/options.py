@@ -134,6 +134,17 @@ class RunOptions:
     """USD: once the run's known cost reached this, it sends no further request and ends `budget_exhausted`
     (`--max-cost` on one cell's run; a batch's `max_cost` is its own). Known means priced: a model with no
     published price never reaches it."""
+    # ---- lesson mode (step, predict, break it) ----
+    step: bool = False
+    """Pause before every model request and every tool call until `handle.step()` / the widget's Next (or `go()`);
+    nothing is in flight while paused (no provider connection open)."""
+    predict: bool = False
+    """With `step`: at each pause before a model request, ask what the model will do (`handle.predict(...)`, the
+    widget's question); the guesses are kept in `RunResult.predictions`."""
+    inject: Sequence[str] = ()
+    """Faults to inject on purpose, labelled "injected" wherever they show: `TOOL=error[:message]`, `TOOL=timeout`,
+    `TOOL=wrong-type`, `TOOL=slow:SECONDS`, `model=429[:retry-after]`, `model=500`, `model=drop`,
+    `model=slow:TOKENS_PER_S`, each once or `*N` times (`providers/faults.py`)."""
 
 
 # The keyword forms of `RunOptions`, in groups by which surfaces take them (a TypedDict cannot narrow a
@@ -162,6 +173,7 @@ class _EveryRunKeywords(TypedDict, total=False):
     journal: JournalOption
     now: datetime | None
     describe_media: str | Model | None
+    inject: Sequence[str]
 
 
 class _ApproveKeyword(TypedDict, total=False):
@@ -179,7 +191,14 @@ class _OneRunKeywords(TypedDict, total=False):
     cost_limit: float | None
 
 
-class RunOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _ApproveKeyword, _OneRunKeywords, total=False):
+class _StepKeywords(TypedDict, total=False):
+    """`step`, `predict`: a run someone steps through (`start_run`, `show()`); `complete()` could never go on."""
+
+    step: bool
+    predict: bool
+
+
+class RunOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _ApproveKeyword, _OneRunKeywords, _StepKeywords, total=False):
     """Every `RunOptions` field as a keyword (`start_run`, `stream`); each field's doc and default are there."""
 
 
@@ -188,7 +207,7 @@ class CompleteOptionsKwargs(_EveryRunKeywords, _ApproveKeyword, _OneRunKeywords,
     takes struckdown's `LLM`, built into a model with `credentials=` before `RunOptions`)."""
 
 
-class ShowOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _OneRunKeywords, total=False):
+class ShowOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _OneRunKeywords, _StepKeywords, total=False):
     """`show()`: no `approve` (its widget's Approve / Deny buttons answer)."""
 
 
@@ -203,6 +222,8 @@ LEFT_OUT: dict[str, str] = {
     "run_id": "each row is a run of its own",
     "resume_from": "each row is a run of its own",
     "cost_limit": "a batch's cap is its max_cost",
+    "step": "nobody could press Next: use agentcell.start_run(..., step=True) or show(..., step=True)",
+    "predict": "nobody could press Next: use agentcell.start_run(..., step=True) or show(..., step=True)",
 }
 """Why a surface may not take an option (the sentence an unknown keyword's error ends with)."""
 

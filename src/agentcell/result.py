@@ -91,6 +91,8 @@ class RunResult:
         if not FORKERS:  # (not `ForkError`: `errors` sits above this value) the engine registers itself on import
             raise RuntimeError("forking needs the engine: start a run in this process first (agentcell.complete_async)")
         return FORKERS[0](self, round, slot=slot, tool_results=tool_results, message=message, model=model, **options)
+    predictions: tuple[Mapping[str, Any], ...] = ()
+    """Lesson mode's guesses (`predict=True`): `{slot, round, guess, actual, right}` each, in order."""
 
     def __repr__(self) -> str:
         # A `--wait` cell shows this as its value: keep it to what a person reads, not every message.

@@ -24,7 +24,7 @@ nbclient = pytest.importorskip("nbclient")
 pytestmark = [pytest.mark.browser, pytest.mark.kernel]
 expect = sync_api.expect
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-RUNS = ("trip", "rooms", "errors", "cached", "bounded", "looped", "replayed")
+RUNS = ("trip", "rooms", "errors", "cached", "bounded", "looped", "replayed", "stepped", "broken")
 
 
 def _execute_workshop(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -57,6 +57,11 @@ def test_the_workshop_lesson_opens_with_no_network(page: Any, tmp_path: Path,
     expect(page.get_by_text("error fed back — the model reads:").first).to_be_attached()
     expect(page.get_by_role("note", name="agentcell: final round: answer now").first).to_be_attached()
     expect(page.get_by_role("note", name="agentcell: loop-detection nudge").first).to_be_attached()
+    # Lesson mode: the contents, each run's cell, the guess of "Step through it", the faults of "Break it".
+    expect(page.get_by_role("navigation", name="contents").get_by_role("link")).to_have_count(len(RUNS))
+    expect(page.get_by_text("%%agent -o stepped -t lookup_module -m offline:fast --step --predict")).to_be_visible()
+    expect(page.get_by_role("heading", name="Predictions (1 of 1 right)")).to_be_visible()
+    expect(page.get_by_role("img", name=re.compile(r"^back-off after 429 \(injected\): .*, injected$"))).to_be_attached()
     settled(page)
     assert requests == [lesson.as_uri()]  # the document itself, nothing else
     ARTIFACTS.mkdir(exist_ok=True)

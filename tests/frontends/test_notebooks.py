@@ -85,7 +85,14 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
          "[agentcell] You made exactly the same calls as in your previous round"),
         "It is taught in **Fylde B12**.",  # replayed from cassettes/module-question.json
         "ReplayDivergence: replay of 'cassettes/module-question.json' diverged at slot 'answer', request 1",
-        "'workshop-lesson.html'",  # section 9's %agent export (the file is opened in tests/browser)
+        # "step through it": the pauses advanced by code, the guess revealed
+        ("paused before lookup_module(module_code='PSYC605')", "paused before request 2: "),
+        "request 1: guessed {'does': 'tool', 'tool': 'lookup_module'}, the model did "
+        "{'does': 'tool', 'tool': 'lookup_module'}: right",
+        # "break it": an injected 429 retried, an injected tool error fed back, both labelled
+        "retries: ['429 (injected)']",
+        "the model read: {\"error\":\"InjectedFault: lookup_module failed (injected: --inject lookup_module=error)\"}",
+        "wrote workshop-lesson.html (",  # section 9's %agent export (the file is opened in tests/browser)
         # 10. three models, side by side
         "careful  completed: 3 requests, 2 tool calls\nhasty    completed: 1 requests, 0 tool calls\n"
         "looping  completed: 4 requests, 3 tool calls",
@@ -94,7 +101,7 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "lookup_module said 'Cognition and Emotion, led by Dr Nobody'",
         "forked from honest: True | kept round: 1",
         "first differ in [[answer]] round 1, tool result",
-        "'what-if-lesson.html'",
+        "wrote what-if-lesson.html (",
     ],
     "mcp.ipynb": [
         "repository: demo.repo | commits: ['Start the notes']",

@@ -32,16 +32,20 @@ FIELDS = [f.name for f in dataclasses.fields(RunOptions)]
 # functions add struckdown's front-only keywords: `credentials` (folded into `model` before `RunOptions`
 # is built, so no key is held by the options), and for the generator `stream` (token events or not).
 SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
-    "start_run": (engine.start_run, [], set()),
+    "engine.start_run": (engine.start_run, [], set()),
     "stream": (engine.stream, [], set()),
-    "complete_async": (engine.complete_async, ["on_halt", "credentials"], set()),
-    "complete": (engine.complete, ["on_halt", "credentials"], set()),
-    "complete_incremental_async": (engine.complete_incremental_async, ["on_halt", "credentials", "stream"], set()),
+    # Lesson mode's `step` / `predict` need someone to press Next: not for the functions that run to the end.
+    "complete_async": (engine.complete_async, ["on_halt", "credentials"], {"step", "predict"}),
+    "complete": (engine.complete, ["on_halt", "credentials"], {"step", "predict"}),
+    "complete_incremental_async": (engine.complete_incremental_async, ["on_halt", "credentials", "stream"],
+                                   {"step", "predict"}),
+    # `agentcell.start_run`: the engine's, returning the `RunHandle` that `-o` binds.
+    "start_run": (handle.start_run, [], set()),
     # The widget's Approve / Deny buttons answer approvals; `key` (which earlier run this one replaces) is the front's.
     "show": (handle.show, ["key"], {"approve"}),
     # Per row: a row is a run of its own, so one run's `history`, `run_id` and `resume_from` are not options here.
     "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline"],
-            {"history", "run_id", "resume_from", "cost_limit"}),
+            {"history", "run_id", "resume_from", "cost_limit", "step", "predict"}),
     # One run per model: `models=` takes the place of `model`.
     "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows"], {"model"}),
 }
@@ -100,11 +104,12 @@ async def _call_in_loop(name: str, values: dict[str, Any]) -> None:
         fn("Hi [[answer]]", **values)
 
 
-@pytest.mark.parametrize("name", ["start_run", "stream", "complete_async", "complete", "complete_incremental_async"])
+@pytest.mark.parametrize("name", ["engine.start_run", "stream", "complete_async", "complete",
+                                  "complete_incremental_async"])
 def test_engine_surfaces_pass_every_keyword_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "start", _capture)
     monkeypatch.setattr(setup, "start", _capture)
-    values = _sentinels()
+    values = {key: value for key, value in _sentinels().items() if key not in SURFACES[name][2]}
     with pytest.raises(_Captured) as caught:
         if name == "complete":  # the sync form runs its own loop
             engine.complete("Hi [[answer]]", **values)
@@ -132,6 +137,24 @@ def test_show_passes_every_keyword_on(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen == [RunOptions(**values)]
 
 
+def test_start_run_passes_every_keyword_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[RunOptions] = []
+
+    def fake_launch(spec: Any, **_: Any) -> Any:
+        seen.append(spec.options)
+        raise _Captured(spec.options)
+
+    monkeypatch.setattr(handle, "launch", fake_launch)
+    values = _sentinels()
+
+    async def call() -> None:  # start_run() needs a running loop
+        handle.start_run(compile_template("Hi [[answer]]"), **values)
+
+    with pytest.raises(_Captured):
+        asyncio.run(call())
+    assert seen == [RunOptions(**values)]
+
+
 def test_run_options_is_public() -> None:
     assert agentcell.RunOptions is RunOptions
 
@@ -147,7 +170,7 @@ def test_every_public_function_that_takes_run_options_is_pinned() -> None:
     taking = {name for name, obj in public.items() if inspect.isfunction(obj) and _takes_run_options(obj)}
     pinned = {name for name in SURFACES if name in public}
     assert taking == pinned == {"compare", "complete", "complete_async", "complete_incremental_async", "map", "show",
-                                "stream"}
+                                "start_run", "stream"}
     for name in pinned:
         assert public[name] is SURFACES[name][0]
 
@@ -197,9 +220,10 @@ def _call(name: str, **values: Any) -> None:
 def test_a_misspelt_keyword_is_one_sentence_naming_it_and_its_close_match(name: str) -> None:
     with pytest.raises(TypeError) as caught:
         _call(name, modle="test")
-    close = "models" if name == "compare" else "model"  # compare takes `models=` in the place of `model`
-    assert str(caught.value) == f"{name}() got an unexpected keyword argument 'modle'; did you mean {close!r}?"
-    takes = "context, tools, " if name == "compare" else "context, model, tools, "
+    short = name.rpartition(".")[2]
+    close = "models" if short == "compare" else "model"  # compare takes `models=` in the place of `model`
+    assert str(caught.value) == f"{short}() got an unexpected keyword argument 'modle'; did you mean {close!r}?"
+    takes = "context, tools, " if short == "compare" else "context, model, tools, "
     with pytest.raises(TypeError, match=rf"unexpected keyword argument 'zzz'; it takes {takes}"):
         _call(name, zzz=1)
 

@@ -14,7 +14,7 @@ PUBLIC = [
     "TemplateRenderError", "TemplateSyntaxError", "ToolDefinitionError", "UndefinedVariableError",
     "__version__", "action", "compile_template", "complete", "complete_async", "complete_incremental_async",
     "load_ipython_extension", "map", "mcp", "offline_model", "openai_compatible", "readonly", "record", "replay",
-    "resolve_model", "show", "static_transcript", "stop_all", "stream", "tool",
+    "resolve_model", "show", "start_run", "static_transcript", "stop_all", "stream", "tool",
     "unload_ipython_extension",
     "MediaError", "image", "document", "audio", "table",
     "headless",

@@ -69,6 +69,7 @@ export function connect(ctx, renderElapsed) {
     "change:final": () => (loadFinal(ctx), ctx.schedule()),
     "change:status": () => ctx.schedule(),
     "change:hint": () => ctx.schedule(),
+    "change:source": () => ctx.schedule(),
     "change:presentation": () => ctx.schedule(),
     "change:origin": () => ctx.schedule(),
   };

@@ -9,6 +9,8 @@ import { roundEl, laneHeads } from "../teach/lanes.js";
 import { markerEl } from "../teach/bits.js";
 import { pythonSource } from "../teach/signature.js";
 import { contextStrip, formatSwitch, wireRound } from "../teach/wire.js";
+import { sourceEl } from "../teach/source.js";
+import { timelineEl } from "../teach/timeline.js";
 
 function toolDeclaration(t) {
   const known = t.schema !== undefined;
@@ -45,16 +47,20 @@ export function buildTeaching() {
   const switchEl = h("div", { class: "ac-format-slot" });
   const loopEl = h("div", { class: "ac-lesson" });
   const unknownEl = h("div", { class: "agentcell-teach-unknown" });
+  const sourceSlot = h("div", { class: "ac-source-slot" });
+  const timelineSlot = h("div", { class: "ac-timeline-slot" });
   const el = h(
     "div",
     { class: "agentcell-teaching agentcell-teach-only" },
     h("h3", { class: "agentcell-teach-title" }, "Teaching view"),
+    sourceSlot,
     h("section", { class: "ac-offer", aria: { label: "what the model was offered" } }, h("h4", { class: "ac-section-title" }, "What the model was offered"), toolsEl),
     h("section", { class: "ac-loop", aria: { label: "the loop, round by round" } }, h("h4", { class: "ac-section-title" }, "The loop, round by round"), switchEl, loopEl),
+    timelineSlot,
     unknownEl,
   );
   // What was drawn last: redrawn only when it changes, so the reader's open/closed <details> stay put.
-  return { el, toolsEl, switchEl, loopEl, unknownEl, key: {}, format: "openai", slotEls: new Map(), redraw: null };
+  return { el, toolsEl, switchEl, loopEl, unknownEl, sourceSlot, timelineSlot, key: {}, format: "openai", slotEls: new Map(), redraw: null };
 }
 
 function slotLesson(state, slot, tp) {
@@ -116,12 +122,28 @@ function renderSwitch(tp) {
   syncChildren(tp.switchEl, [formatSwitch(tp.format, pick)]);
 }
 
-export function renderTeaching(tp, state, teaching) {
+/** The lesson-mode parts: the cell at the top (the `source` trait), the timeline under the loop. */
+function renderLessonParts(tp, state, more) {
+  const key = tp.key;
+  if (key.source !== more.source) {
+    key.source = more.source;
+    const el = sourceEl(more.source);
+    syncChildren(tp.sourceSlot, el ? [el] : []);
+  }
+  if (key.timelineV !== state.v && Array.isArray(more.events)) {
+    key.timelineV = state.v;
+    const el = timelineEl(more.events);
+    syncChildren(tp.timelineSlot, el ? [el] : []);
+  }
+}
+
+export function renderTeaching(tp, state, teaching, more = {}) {
   if (tp.key.state !== state) {
     tp.key = { state }; // a reset or a new run: draw the panel anew
     tp.slotEls = new Map();
   }
   if (!teaching) return;
+  renderLessonParts(tp, state, more);
   const key = tp.key;
   if (key.tools !== state.tools || key.schemas !== state.toolSchemas) {
     key.tools = state.tools;

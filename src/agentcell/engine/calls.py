@@ -26,6 +26,7 @@ from pydantic_core import to_jsonable_python
 from ..events import ToolCompleted, ToolStarted
 from ..tools import ToolPolicy
 from .budget import SlotBudget
+from .lesson import InjectedCall, injected_timeout, labelled
 from .media import ToolMedia, announce, tool_result
 from .results import convert_result
 from .state import RunState, SlotEnded
@@ -140,8 +141,12 @@ class SlotCalls:
         else:
             await self._state.guards.join()  # never run a side effect on input a guard may reject
         repeated = self._note_round(ctx)
-        self._calls += 1
         call_id, step = ctx.tool_call_id or "", ctx.run_step
+        lesson = self._state.lesson
+        if lesson is not None:  # a step pause before the call: nothing runs meanwhile
+            await lesson.before_tool(self._slot, step, call_id, name, to_jsonable_python(args, fallback=repr))
+            run = lesson.tool_call(self._slot, step, call_id, name, run)
+        self._calls += 1
         self._state.emit(
             ToolStarted(
                 run_id=self._state.run_id,
@@ -215,7 +220,8 @@ class SlotCalls:
         if max_calls is not None and self._calls > max_calls:
             text = f"not run: this slot's max_calls={max_calls} is spent; answer with what you have"
             return Outcome(ok=False, text=text), False
-        key = f"{name}:{_canonical(args)}"
+        fault = run.fault if isinstance(run, InjectedCall) else None
+        key = f"{name}:{_canonical(args)}" + ("" if fault is None else f":{id(run)}")  # an injected call runs
         if (shared := self._cache.get(key)) is not None:
             return await asyncio.shield(shared), True
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
@@ -223,9 +229,10 @@ class SlotCalls:
         async def run_then_media() -> Any:
             return await tool_result(await run())
 
-        call = execute(name, run_then_media, timeout=policy.timeout, convert=_converted)
+        call = execute(name, run_then_media, timeout=injected_timeout(fault, policy.timeout), convert=_converted)
         try:
-            outcome = await run_isolated(name, call, warn=functools.partial(self._state.warn, self._slot))
+            warn = functools.partial(self._state.warn, self._slot)
+            outcome = labelled(fault, await run_isolated(name, call, warn=warn))
         except (ApprovalRequired, CallDeferred) as deferred:  # an identical call waiting on this one is deferred too
             future.set_exception(deferred)
             future.exception()  # retrieved: the waiting calls re-raise it, and none may be waiting

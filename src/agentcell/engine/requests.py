@@ -262,6 +262,10 @@ class SlotRequests:
             messages = await prepare_messages(self.state, keeper, self.slot, messages, self.model)
             self._viewed = keeper.compactions == compactions  # what was sent is the slot's memoized view
         self._teach_request(messages, parameters)
+        lesson = self.state.lesson
+        if lesson is not None:  # a step pause: before the model opens its stream, so no connection is held
+            tools = tuple(t.name for t in parameters.function_tools)
+            await lesson.before_request(self.slot, self._count + 1, self._shown, tools)
         self._started, self._in_flight = time.monotonic(), True
         return messages
 
@@ -338,6 +342,8 @@ class SlotRequests:
             # The response joins `ctx.messages` once its stream has closed, at the next index.
             state.journal.messages(self.slot, self._written, [response])
             self._written += 1
+        if state.lesson is not None:
+            state.lesson.reveal(self.slot, self._count, response)
         # Past the output-token ceiling: `UsageLimitExceeded`, raised into the slot's stream (`slotmodel.py`).
         self.stream.meter.settle(usage.output_tokens)
 

@@ -29,6 +29,7 @@ from ..usage import LiveStatus, Usage
 from .budget import limits_event
 from .eventlog import EventLog
 from .execute import Executor
+from .lesson import LessonControls
 from .state import RunState
 
 
@@ -109,6 +110,11 @@ class Run:
     def events_so_far(self) -> tuple[Event, ...]:
         """Every event emitted so far, in order (a snapshot for a late view)."""
         return tuple(self._log.events)
+
+    @property
+    def lesson(self) -> LessonControls | None:
+        """Lesson mode's controls (`step`, `go`, `predict`, `paused`), `None` when the run was not started with any."""
+        return self._state.lesson
 
     @property
     def exception(self) -> BaseException | None:
@@ -212,6 +218,8 @@ class Run:
         finally:
             if self._result is None:  # a bug in the engine itself: readers must still see an ending
                 self._result = RunResult(run_id=self.run_id, status="failed", error="agentcell internal error")
+            if self._state.lesson is not None:
+                self._state.lesson.ended()
             self._state.emit(
                 ProcessingComplete(
                     run_id=self.run_id,
@@ -265,4 +273,5 @@ class Run:
             forked_from=None if self.forked is None else self.forked.forked_from,
             fork_round=None if self.forked is None else self.forked.fork_round,
             edited=() if self.forked is None else self.forked.edited,
+            predictions=tuple(p.as_dict() for p in state.lesson.predictions) if state.lesson is not None else (),
         )

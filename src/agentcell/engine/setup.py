@@ -22,6 +22,7 @@ from ..events.json import Converted, scrub_event, wire_fields
 from ..journal import Journal, JournalOption, check_run_id, journal_path, prune_default
 from ..mcp_servers.group import grouped
 from ..options import RunOptions, RunOptionsKwargs, option_keywords, options_for
+from ..providers.faults import FaultBook, parse_faults, with_faults
 from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel, resolve_model
 from ..result import RunResult
@@ -36,6 +37,7 @@ from .eventlog import EventLog
 from .execute import Executor, ResumePoint
 from .fork import ForkPlan, remember, retag
 from .guard import Guards
+from .lesson import LessonControls
 from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
@@ -108,6 +110,7 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
         history = resume_from.messages[: resume_from.history_length]
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
     check_toolsets(options.toolsets)
+    parse_faults(options.inject)  # a bad --inject fails now, before any model call
     setup = _Setup(
         template=compiled,
         context=dict(options.context or {}),
@@ -212,6 +215,7 @@ def _launch(
         cost_limit=options.cost_limit,
         spent=(resume.usage.cost or 0.0) if resume is not None else 0.0,
     )
+    _lesson_mode(state, options)
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
     if fork is not None:
@@ -227,6 +231,18 @@ def _launch(
         prelude=() if fork is None else tuple(retag(e, run_id) for e in fork.prelude),
         forked=None if fork is None else replace(fork.marker, run_id=run_id),
     )
+
+
+def _lesson_mode(state: RunState, options: RunOptions) -> None:
+    """Step pauses, predictions and injected faults, when the options ask for any (`lesson.py`, `faults.py`)."""
+    faults = parse_faults(options.inject)
+    if not (options.step or options.predict or faults):
+        return
+    book = FaultBook(faults) if faults else None
+    state.lesson = LessonControls(run_id=state.run_id, emit=state.emit, step=options.step,
+                                  predict=options.predict, faults=book)
+    if book is not None:
+        state.model = replace(state.model, model=with_faults(state.model.model, book))
 
 
 def _reference(now: datetime | None, resume: RunResult | None) -> datetime:

@@ -31,6 +31,7 @@ from .toolbox import ToolRegistry
 if TYPE_CHECKING:
     from ..journal import Journal
     from .compaction import ContextKeeper
+    from .lesson import LessonControls
 
 Emit = Callable[[Event], None]
 EmitText = Callable[[type[TokenDelta] | type[ThinkingDelta], str, str, int], None]
@@ -135,6 +136,8 @@ class RunState:
     """Digests of the images whose thumbnail the run has sent (`MediaAdded`: each travels once)."""
     describe_media: Model | None = None
     """Describes the media a slot's model cannot read (`RunOptions.describe_media`); `None`: refuse them."""
+    lesson: LessonControls | None = None
+    """Lesson mode (`step`, `predict`, `inject`): the step gate, the guesses and the tool faults (`lesson.py`)."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

@@ -5,6 +5,18 @@ payloads (`teaching.py`), struckdown's attribute names (`aliases.py`), and each 
 imported here: the events stay plain values a light import can read.
 """
 
+from .lesson import (
+    FaultInjected as FaultInjected,
+)
+from .lesson import (
+    PredictionMade as PredictionMade,
+)
+from .lesson import (
+    StepPaused as StepPaused,
+)
+from .lesson import (
+    StepResumed as StepResumed,
+)
 from .run import (
     ApprovalRequested as ApprovalRequested,
 )

@@ -21,6 +21,12 @@ from ..usage import Limits as Limits
 from ..usage import RunStatus as RunStatus
 from ..usage import Usage as Usage
 from .aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
+
+# Lesson mode's payloads (step pauses, injected faults, predictions); defined in `lesson.py`.
+from .lesson import FaultInjected as FaultInjected
+from .lesson import PredictionMade as PredictionMade
+from .lesson import StepPaused as StepPaused
+from .lesson import StepResumed as StepResumed
 from .media import MediaAdded as MediaAdded
 
 # Re-exported (`from agentcell.events import ModelRequestSent` keeps working); defined in `teaching.py`.
@@ -389,5 +395,9 @@ Event: TypeAlias = (
     | ModelResponseReceived
     | HttpExchange
     | MediaAdded
+    | StepPaused
+    | StepResumed
+    | FaultInjected
+    | PredictionMade
 )
 """Every event a run can yield."""

@@ -16,10 +16,12 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from ..engine import ApprovalDecision, Run
+from ..engine.lesson import LessonControls, Pause
 from ..errors import AgentcellError
 from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
 from ..options import ApproveCallback, RunOptions
+from ..render.cell_source import CellSource, remember
 from ..result import RunResult
 from ..transcript import Transcript
 from ..usage import LiveStatus
@@ -187,6 +189,60 @@ class RunHandle:
             fn(warning)
         self.cancel()
 
+    # ---- lesson mode: stepping (`step=True`), and the cell the lesson shows --------------------------
+    source: CellSource | None = None
+    """The template, flags and `{{ }}` values that produced the run (masked), for the teaching view and the lesson."""
+
+    def show_source(self, source: CellSource) -> None:
+        """Say what produced the run: kept here, on the widget (its teaching view) and by run id (the lesson)."""
+        self.source = source
+        remember(self.run_id, source)
+        if self.widget is not None:
+            self.widget.source = source.as_json()
+
+    @property
+    def paused(self) -> Pause | None:
+        """What the stepped run waits before now (`str()` says it: "paused before request 2: …"), else `None`."""
+        lesson = self.run.lesson
+        return None if lesson is None else lesson.paused
+
+    async def step(self) -> Pause | None:
+        """Let a stepped run go on to its next pause and return that pause (`None`: the run ended first).
+
+        Safe to call before the run reached its first pause: that pause then passes (each call is one step).
+        Raises `AgentcellError` for a run started without `step=True`."""
+        lesson = self._lesson("step()")
+        return await wait_on(self.loop, lesson.step, what="this run")
+
+    def go(self) -> None:
+        """Stop pausing: the stepped run goes on to its end (Stop and budgets work as ever)."""
+        self._lesson("go()").go()
+
+    def predict(self, does: str, tool: str | None = None) -> None:
+        """Guess what the model does at this pause before a request, or else at the next one: `answer`, `tool`
+        (which) or `both`. The reveal is kept in `RunResult.predictions` (and the widget and the lesson show it)."""
+        self._lesson("predict()").predict(does, tool)
+
+    def lesson_message(self, content: Mapping[str, Any]) -> None:
+        """The widget's Next / Run to end / prediction (on the run's loop); odd input is ignored."""
+        lesson = self.run.lesson
+        if lesson is None:
+            return
+        match content.get("kind"):
+            case "step":
+                lesson.step()
+            case "go":
+                lesson.go()
+            case "predict" if content.get("does") in ("answer", "tool", "both"):
+                tool = content.get("tool")
+                lesson.predict(str(content["does"]), tool if isinstance(tool, str) and tool else None)
+
+    def _lesson(self, what: str) -> LessonControls:
+        lesson = self.run.lesson
+        if lesson is None:
+            raise AgentcellError(f"{what} needs a run started with step=True (%%agent --step)")
+        return lesson
+
     def __await__(self) -> Generator[Any, None, RunResult]:
         return self._wait().__await__()
 
@@ -328,6 +384,8 @@ def launch(
         assert approvals is not None
         view.bind(loop=loop, on_stop=handle.cancel, on_approve=approvals.resolve, on_fork=handle.fork_from_view)
         view.follow(run.log)
+        if run.lesson is not None:
+            view.on_lesson = handle.lesson_message
     handle.task = loop.create_task(handle.consume(), name=f"agentcell-view-{run.run_id}")
     if registry is not None:
         registry.add(handle, place=spec.key, generation=generation)

@@ -19,10 +19,10 @@ from dataclasses import replace
 from typing import Any, Unpack
 
 from ..errors import NoEventLoop
-from ..options import ShowOptionsKwargs, option_keywords, options_for
+from ..options import RunOptionsKwargs, ShowOptionsKwargs, option_keywords, options_for
 from ..template.program import Template
 from .base import FrontEnd, Place
-from .handle import launch
+from .handle import RunHandle, launch
 from .jupyter.front import JUPYTER
 from .launch import LaunchSpec
 from .marimo import MARIMO
@@ -92,9 +92,43 @@ def show(
     return _show(LaunchSpec(template=compiled, options=chosen, hints="python"), key=key)
 
 
+@option_keywords
+def start_run(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> RunHandle:
+    """Start a run on the running loop and return its `RunHandle` (what `%%agent -o NAME` binds) at once.
+
+    For code that drives a run itself, notably a stepped one: `handle = start_run(t, step=True)`, then
+    `await handle.step()`, `handle.paused`, `handle.go()`, `await handle` for the `RunResult`. No view is
+    shown (`show()` returns one); `stop_all()` stops it. The keywords are `RunOptions`' fields.
+
+    Raises:
+        NoEventLoop: no event loop runs here (a plain script): use `complete()` there.
+    """
+    from ..template import compile_template
+
+    chosen = options_for(start_run, options)
+    _require_loop()
+    compiled = compile_template(template) if isinstance(template, str) else template
+    place = PYTHON.here()
+    spec = LaunchSpec(template=compiled, options=chosen, hints="python", quiet=True, key=place.key)
+    handle = launch(spec, registry=PYTHON_RUNS, generation=place.generation)
+    _show_source(handle, spec, "start_run")
+    return handle
+
+
+def _show_source(handle: RunHandle, spec: LaunchSpec, function: str) -> None:
+    """The template and options that produced a Python run, for its teaching view and lesson."""
+    from ..render.cell_source import cell_source, python_call
+
+    options = spec.options
+    chosen = {name: getattr(options, name) for name in ("model", "step", "predict", "inject", "limits")}
+    handle.show_source(cell_source(spec.template.source, call=python_call(function, chosen), context=options.context,
+                                   variables=spec.template.variables, model=options.model))
+
+
 def _show(spec: LaunchSpec, *, key: str | AgentWidget | None) -> AgentWidget:
     front, place = place_of_call(key)
     handle = launch(replace(spec, key=place.key), registry=PYTHON_RUNS, generation=place.generation)
+    _show_source(handle, spec, "show")
     assert handle.widget is not None
     _places[handle.widget] = place.key
     front.keep(handle, handle.widget, place)

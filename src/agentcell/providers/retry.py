@@ -161,6 +161,8 @@ class RetryingModel(WrapperModel):
 
     async def _wait_or_raise(self, exc: ModelAPIError, retry: int) -> None:
         reason = transient_reason(exc)
+        if reason is not None and getattr(exc, "injected", False):  # `faults.py`: on purpose, and labelled so
+            reason = f"{reason} (injected)"
         delay = None if reason is None else self.policy.delay(retry, retry_after(exc), self._rng)
         if reason is None or delay is None:
             failure = self._failure(exc, attempts=retry)

@@ -25,7 +25,8 @@ from .pieces import Pieces
 ToolStatus: TypeAlias = Literal["running", "ok", "error"]
 CompactionStatus: TypeAlias = Literal["running", "done"]
 PayloadKind: TypeAlias = Literal[
-    "model_request", "model_response", "http_exchange", "request_sent", "response_received"
+    "model_request", "model_response", "http_exchange", "request_sent", "response_received",
+    "step_paused", "step_resumed", "fault_injected", "prediction",
 ]
 """Teaching-view payloads: kept as items of their round, not interpreted."""
 

@@ -209,6 +209,26 @@ class AgentCommands:
         except (OSError, AgentcellError) as exc:
             raise UsageError(f"cannot export the lesson: {exc}") from None
 
+    async def agent_export(self, line: str) -> None:
+        """`%agent export …` as a cell's top-level `await` (`export_wait.py`): wait for the named runs that are
+        still going (their Stop still works), export, and say where the file went and how big it is."""
+        import contextlib
+        import shlex
+
+        from .export_wait import size_text
+
+        try:
+            rest = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%agent export: {exc}") from None
+        names = rest[:-1] if rest else []
+        going = [h for h in (self.ip.user_ns.get(n) for n in names) if not getattr(h, "done", True)]
+        for handle in going:
+            with contextlib.suppress(Exception):  # the run's own failure is in its result: exported as it ended
+                await handle
+        path = Path(self._cmd_export(rest))
+        print(f"wrote {path} ({size_text(path.stat().st_size)})")
+
     def _handle(self, name: str, *, results: bool = False) -> Any:
         """The run handle bound to `name`; with `results`, a finished `RunResult` (what `-o` binds in a
         terminal, or `r = %%agent --wait`) is accepted too."""

@@ -31,6 +31,7 @@ from .commands import AgentCommands
 from .front import JUPYTER
 from .help import NAMES as SUBCOMMANDS
 from .help import help_text
+from .lesson_args import lesson_arguments
 from .mcp_cell import McpCommands, mcp_arguments
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
     @argument("--models", metavar="A,B,C",
               help="Run the cell once per model, concurrently, side by side (model strings or notebook variables).")
     @mcp_arguments
+    @lesson_arguments
     @argument("-o", "--output", metavar="NAME", help="Bind the run handle to this variable.")
     @argument("-q", "--quiet", action="store_true", help="No widget; the run is reachable through its handle.")
     @argument("--describe-media", dest="describe_media", metavar="MODEL",
@@ -109,6 +111,10 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
         if running_loop() is None:
             from ..terminal import run_in_terminal
 
+            if spec.options.step:  # nothing could press Next: the run would wait forever inside the cell
+                raise UsageError("--step and --predict need a notebook (the widget's Next button) or "
+                                 "agentcell.start_run(..., step=True) in async code; a terminal runs the cell "
+                                 "to its end")
             try:
                 self._bind(spec, run_in_terminal(spec))
             except AgentcellError as exc:
@@ -118,6 +124,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
             # Only reached when the input transformer is not installed (e.g. %%agent via run_cell_magic).
             raise UsageError("--wait needs `%load_ext agentcell` to have installed its input transformer")
         handle = self._launch(spec)
+        _show_cell(handle, spec, line, cell)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
         return None
@@ -150,6 +157,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
             return None if headless else value
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
+        _show_cell(handle, spec, line, cell)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
         if headless:
@@ -178,6 +186,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
 
     def _spec(self, args: Any, cell: str, build: Any = None) -> LaunchSpec:
         from .cell import build_spec, cell_options
+        from .lesson_args import with_lesson_flags
         from .mcp_cell import cell_toolsets, taped
 
         build_spec = build or build_spec
@@ -203,6 +212,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
         if getattr(args, "describe_media", None):
             options = replace(options, describe_media=args.describe_media)
         options = replace(options, toolsets=(*options.toolsets, *toolsets))
+        options = with_lesson_flags(options, args)
         return build_spec(
             cell,
             options,
@@ -356,6 +366,14 @@ async def _until_ended_or_asking(handle: Any) -> bool:
     return False
 
 
+def _show_cell(handle: Any, spec: LaunchSpec, line: str, cell: str) -> None:
+    """The cell that produced the run, for its teaching view and lesson (`render/cell_source.py`)."""
+    from ...render.cell_source import cell_source
+
+    handle.show_source(cell_source(cell, call=f"%%agent {line.strip()}".rstrip(), context=spec.options.context,
+                                   variables=spec.template.variables, model=spec.options.model))
+
+
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:
     """Line numbers as the notebook shows them: the `%%agent` line is line 1, the template starts on 2.
 
@@ -373,18 +391,22 @@ def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyn
 
 def load(ipython: Any) -> None:
     """Register the magics and the `--wait` input transformer (idempotent)."""
+    from . import export_wait
     from .blocking import install_transformer
 
     if "AgentMagics" not in ipython.magics_manager.registry:
         ipython.register_magics(AgentMagics)
     install_transformer(ipython)
+    export_wait.install(ipython)
 
 
 def unload(ipython: Any) -> None:
     """Stop every run started from this shell and remove the transformer."""
+    from . import export_wait
     from .blocking import remove_transformer
 
     magics = ipython.magics_manager.registry.get("AgentMagics")
     if magics is not None:
         magics.registry.stop_all()
     remove_transformer(ipython)
+    export_wait.remove(ipython)

@@ -33,6 +33,10 @@ class FrontendMsg(TypedDict, total=False):
     """`fork`: the slot whose user message is edited (with `message`)."""
     value: str
     """`fork`: the new tool result (with `call_id`) or user message (with `slot`)."""
+    does: str
+    """`predict`: what the person guesses the model does (`answer`, `tool`, `both`)."""
+    tool: str | None
+    """`predict`: which tool."""
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:

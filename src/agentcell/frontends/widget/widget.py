@@ -91,6 +91,8 @@ class AgentWidget(anywidget.AnyWidget):
     (`shared_texts.py`)."""
     hint = traitlets.Unicode("").tag(sync=True)
     """A short note under the header (e.g. how to stop on older kernels)."""
+    source = traitlets.Dict({}).tag(sync=True)
+    """The cell that produced the run, for the teaching view: `{template, call, values}` (masked; `cell_source.py`)."""
     presentation = traitlets.Bool(False).tag(sync=True)
     """Larger text for a projector (workshops); JupyterLab's View › Presentation Mode does the same for every run."""
     origin = traitlets.Unicode("%%agent").tag(sync=True)
@@ -132,6 +134,8 @@ class AgentWidget(anywidget.AnyWidget):
         self._cell: tuple[contextvars.Context, Any] | None = None
         """Where `show()` ran: the cell's context and its parent header, so a fork started from this view
         ("edit and re-run from here", a comm message) is shown in the same cell, below it (`in_cell`)."""
+        self.on_lesson: Callable[[FrontendMsg], None] | None = None
+        """Lesson mode's buttons (`step`, `go`, `predict` messages), on the run's loop; set for a stepped run."""
         self.on_msg(self._on_frontend_msg)
 
     def bind(
@@ -358,6 +362,8 @@ class AgentWidget(anywidget.AnyWidget):
                 self._on_approve(str(content.get("call_id")), bool(content.get("approved")), content.get("reason"))
             case "fork" if self._on_fork is not None:
                 self._on_fork(content)
+            case "step" | "go" | "predict" if self.on_lesson is not None:
+                self.on_lesson(content)
             case _:
                 pass
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...transcript import Transcript
 from ..items import e
+from ..timeline import format_ms
 from .model import Json, LessonRound, LessonSlot, lesson_slot, offered_tools, words
 from .signature import python_source
 from .wire import wire_html
@@ -154,7 +155,7 @@ def _run(run: Json, t0: float, span: float) -> str:
     ms = run.get("elapsed_ms")
     out = [f'<div class="ac-run" data-tool="{e(run["name"])}" data-status="{e(run.get("status"))}">'
            f'<div class="ac-run-head"><code class="ac-run-call">{e(run["name"])}({e(args)})</code>{badges}'
-           + (f'<span class="ac-run-ms">{ms:.0f} ms</span>' if isinstance(ms, int | float) else "") + "</div>"]
+           + (f'<span class="ac-run-ms">{format_ms(ms)}</span>' if isinstance(ms, int | float) else "") + "</div>"]
     if span > 0 and run.get("start_t") is not None and run.get("end_t") is not None:
         left, width = (run["start_t"] - t0) / span * 100, max(1.5, (run["end_t"] - run["start_t"]) / span * 100)
         frm, to = round((run["start_t"] - t0) * 1000), round((run["end_t"] - t0) * 1000)
@@ -181,7 +182,7 @@ def _tools(r: LessonRound) -> str:
     together = sum(1 for x in r.tool_runs if x["with"])
     note = (f'<div class="ac-concurrent">{together} tools ran at the same time (overlapping bars)</div>'
             if together else "")
-    head = f"{_count(len(r.tool_runs), 'call')} run" + (f" · {span * 1000:.0f} ms in all" if span > 0 else "")
+    head = f"{_count(len(r.tool_runs), 'call')} run" + (f" · {format_ms(span * 1000)} in all" if span > 0 else "")
     return (f'<div class="ac-step ac-tools" data-lane="tools" data-step="tools"><div class="ac-step-head">'
             f'{_tag("tools", "agentcell → your tools")}<span>{e(head)}</span></div>{note}'
             f'{"".join(_run(x, t0, span) for x in r.tool_runs)}</div>')
@@ -194,7 +195,7 @@ def _title(r: LessonRound) -> str:
     if r.usage:
         parts.append(f"{_k(r.usage.get('input_tokens'))} in / {_k(r.usage.get('output_tokens'))} out tokens")
     if isinstance(r.latency_ms, int | float) and r.latency_ms > 0:
-        parts.append(f"{r.latency_ms:.0f} ms")
+        parts.append(format_ms(r.latency_ms))  # times written as the widget writes them
     return f'<h5 class="ac-round-title jp-toc-ignore">{e(" · ".join(parts))}</h5>'
 
 
