@@ -282,6 +282,9 @@ def fork_shown(
                       quiet=quiet)
     handle = launch(spec, starter=starter)
     if handle.widget is not None:
+        from .fork_compare import offer_comparison
+
+        offer_comparison(handle, original)
         handle.widget.show()
     return handle
 

@@ -33,6 +33,7 @@ class FrontendMsg(TypedDict, total=False):
     """`fork`: the slot whose user message is edited (with `message`)."""
     value: str
     """`fork`: the new tool result (with `call_id`) or user message (with `slot`)."""
+    # `compare` (a fork's "Compare with the original") carries nothing but its kind.
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:
