@@ -14,20 +14,27 @@ cell would land below every later fork of the same run, far from the control tha
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import AgentcellError
 from ..result import RunResult
+from .widget.widget import AgentWidget
 
-if TYPE_CHECKING:
-    from .handle import RunHandle
+
+class Fork(Protocol):
+    """What is compared: a fork started with a view (a `RunHandle`)."""
+
+    run_id: str
+    widget: AgentWidget | None
+
+    def result(self) -> RunResult: ...
 
 OFFER_KEY = "original"
 """`comparison["original"]`: the original run's id; set as soon as the fork is shown (the view offers the control
 once the fork has ended)."""
 
 
-def offer_comparison(fork: RunHandle, original: RunResult) -> None:
+def offer_comparison(fork: Fork, original: RunResult) -> None:
     """Let the fork's view offer "Compare with the original" (its `compare` message computes the diff)."""
     widget = fork.widget
     if widget is None:
@@ -36,7 +43,7 @@ def offer_comparison(fork: RunHandle, original: RunResult) -> None:
     widget.on_compare = lambda: compare_in_view(fork, original)
 
 
-def compare_in_view(fork: RunHandle, original: RunResult) -> None:
+def compare_in_view(fork: Fork, original: RunResult) -> None:
     """The view's `compare` message: put `diff(original, fork)` in the view and in its saved output.
 
     Asked again, it sends nothing new (the view toggles what it has). A fork still going is said in the view
