@@ -15,6 +15,7 @@ import { buildHeader, renderElapsed, renderHeader, waitingFor } from "./view/hea
 import { createBody, renderBody, resetBody } from "./view/slots.js";
 import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
+import { buildCompare, renderCompare, wireCompare } from "./view/compare.js";
 import { createUI } from "./view/ui.js";
 
 function clockOf(opts) {
@@ -48,6 +49,7 @@ function render(ctx) {
     rctx.forkEdit = ui.forkEdit;
     renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}|${ui.forkVersion}`);
     renderTeaching(parts.teach, store.state, ui.teaching);
+    renderCompare(parts.cmp, ctx.model, ended);
     const pending = ended ? [] : pendingApprovals(store.state).filter((it) => !ui.sentApprovals.has(it.callId));
     settleFocus(ctx.root, ui, focused, pending);
   } catch (err) {
@@ -82,6 +84,7 @@ function wireActions(ctx) {
   };
   wireForking(ctx);
   wireExport(ctx.parts.ex, ctx);
+  ctx.offCompare = wireCompare(ctx.parts.cmp, ctx);
 }
 
 /** "Edit and re-run from here": open the editor (focus in its text box), Re-run (ask the kernel for the
@@ -117,6 +120,8 @@ function createContext(model, opts) {
   const parts = buildDOM(clock.now);
   const ctx = { model, now: clock.now, ui: createUI(clock.now()), store: createStore(), parts, root: parts.root };
   ctx.viewId = Math.random().toString(36).slice(2, 8); // ids of labelled inputs are unique across views of a run
+  parts.cmp = buildCompare(ctx.viewId); // a fork's "Compare with the original", below its slots
+  parts.root.append(parts.cmp.el);
   ctx.send = (msg) => {
     try {
       model.send(msg);
@@ -152,6 +157,7 @@ export function createView(model, el, opts = {}) {
     destroy() {
       ctx.ui.destroyed = true;
       disconnect();
+      ctx.offCompare();
       ctx.scheduler.cancel();
       clearTimeout(ctx.parts.ex.noticeTimer);
       ctx.root.remove();
