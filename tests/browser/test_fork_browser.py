@@ -8,7 +8,9 @@ contrast probe (light and dark) find nothing wrong with the new controls.
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from typing import Any
 
 import pytest
@@ -94,5 +96,44 @@ def test_edit_a_tool_result_and_re_run_from_here_shows_the_forks_answer_below(la
     live = page.locator(".agentcell [role=status]:not([hidden]), .agentcell [aria-live]:not([hidden])")
     announced = [t for t in live.all_inner_texts() if "re-running" in t]
     assert len(announced) == 1, announced  # one announcement
+
+    # "Compare with the original" on the finished fork: agentcell.diff's table inside the fork's view.
+    compare = fork.locator(".agentcell-compare-btn")
+    expect(compare).to_have_text("Compare with the original")
+    expect(original.locator(".agentcell-compare-btn")).to_be_hidden()  # the original is no fork
+    compare.focus()
+    page.keyboard.press("Enter")
+    panel = fork.locator(".agentcell-compare-panel")
+    expect(panel).to_be_visible(timeout=30_000)
+    expect(compare).to_have_attribute("aria-expanded", "true")
+    expect(panel.locator(".agentcell-diff p")).to_contain_text("first differ in [[answer]] round 1, tool result")
+    expect(panel.locator(".agentcell-diff p")).to_contain_text("lookup: Dr Grace Hopper")
+    expect(panel.locator("tr.agentcell-diff-differs th")).to_contain_text("[[answer]] (differs)")
+    active = _active_when(page, lambda a: a and "agentcell-compare-btn" in a["cls"])
+    assert "agentcell-compare-btn" in active["cls"] and active["inWidget"], active  # focus kept on the control
+    said = [t for t in live.all_inner_texts() if t.startswith("compared with the original")]
+    assert said == ["compared with the original: first difference in answer, round 1, tool result"], said
+    found = {"comparison open": _axe(page, fork)}
+    low = []
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        _theme(page, theme)
+        low += [m for m in _contrast(page)
+                if ("compare" in m["where"] or "diff" in m["where"]) and (m["ratio"] < MIN_CONTRAST or m["px"] < MIN_FONT_PX)]
+    _theme(page, "JupyterLab Light")
+    assert found == {"comparison open": []} and low == []
+    reduced = fork.evaluate("(root) => getComputedStyle(root.querySelector('.agentcell-compare-panel')).transitionDuration")
+    assert reduced in ("0s", ""), reduced  # nothing animates
+
+    # The saved notebook keeps the comparison: the fork's static output holds the same table.
+    cell(page, 1).click()
+    page.keyboard.press("ControlOrMeta+s")
+    saved = lab.root / "fork.ipynb"
+    deadline = time.monotonic() + 30
+    while "agentcell-diff" not in saved.read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    outputs = json.loads(saved.read_text())["cells"][1]["outputs"]
+    htmls = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    htmls = ["".join(h) if isinstance(h, list) else h for h in htmls]
+    assert [h.count("agentcell-diff'") for h in htmls].count(1) == 1, htmls  # the fork's twin, once
     screenshot(page, "fork-in-browser.png")
     assert page.js_errors == []

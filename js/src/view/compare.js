@@ -7,7 +7,7 @@
 // the same element across renders, so the focus stays on it; opening says the summary once, in the view's
 // status line; nothing moves or animates.
 import { h, setAttr, setHidden, setText } from "../render/dom.js";
-import { plainFragment, sanitizerWorks, sanitizeToFragment } from "../markdown.js";
+import { kernelHtml } from "../render/kernel-html.js";
 import { notice } from "./export.js";
 
 const OPEN_LABEL = "Compare with the original";
@@ -15,17 +15,18 @@ const CLOSE_LABEL = "Hide the comparison";
 
 /** The control's elements; `viewId` keeps the panel's id unique across views of one run. */
 export function buildCompare(viewId) {
-  const panelId = `agentcell-compare-${viewId ?? ""}`;
   const btn = h("button", {
     type: "button", class: "agentcell-btn agentcell-compare-btn",
-    aria: { expanded: "false", controls: panelId }, data: { "focus-key": "compare" },
+    aria: { expanded: "false", label: OPEN_LABEL }, data: { "focus-key": "compare" },
   }, OPEN_LABEL);
   const panel = h("div", {
-    class: "agentcell-compare-panel", id: panelId, role: "region",
+    class: "agentcell-compare-panel", role: "region",
     aria: { label: "Comparison of this fork with its original run" }, hidden: true,
   });
   const el = h("div", { class: "agentcell-compare", hidden: true }, btn, panel);
-  return { el, btn, panel, open: false, waiting: false, shown: null };
+  // The id ties the button to its panel; given only where the control is offered (views of other runs stay
+  // identical across views: no per-view id in them).
+  return { el, btn, panel, panelId: `agentcell-compare-${viewId ?? ""}`, open: false, waiting: false, shown: null };
 }
 
 /** The comparison trait as the kernel set it (an empty object for a run that is no fork shown live). */
@@ -37,15 +38,21 @@ function comparisonOf(model) {
 /** Offered once the fork has ended; the table shown while open. */
 export function renderCompare(cmp, model, ended) {
   const c = comparisonOf(model);
-  setHidden(cmp.el, !(ended && c.original));
+  const offered = Boolean(ended && c.original);
+  setHidden(cmp.el, !offered);
+  if (offered && !cmp.panel.id) {
+    cmp.panel.id = cmp.panelId;
+    cmp.btn.setAttribute("aria-controls", cmp.panelId);
+  }
   const showing = cmp.open && typeof c.html === "string";
   if (showing && cmp.shown !== c.html) {
     // The kernel's table, sanitized like every HTML the view shows; its plain text where no sanitizer works.
-    cmp.panel.replaceChildren(sanitizerWorks() ? sanitizeToFragment(c.html) : plainFragment(c.text ?? ""));
+    cmp.panel.replaceChildren(kernelHtml(c.html, c.text));
     cmp.shown = c.html;
   }
   setHidden(cmp.panel, !showing);
   setText(cmp.btn, cmp.open ? CLOSE_LABEL : OPEN_LABEL);
+  setAttr(cmp.btn, "aria-label", cmp.open ? CLOSE_LABEL : OPEN_LABEL);
   setAttr(cmp.btn, "aria-expanded", showing ? "true" : "false");
   setAttr(cmp.btn, "aria-busy", cmp.open && !showing ? "true" : null);
 }
