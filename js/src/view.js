@@ -16,6 +16,7 @@ import { createBody, renderBody, resetBody } from "./view/slots.js";
 import { clearStore, createStore } from "./view/store.js";
 import { buildTeaching, renderTeaching } from "./view/teaching.js";
 import { buildStepper, renderStepper, wireStepper } from "./view/stepper.js";
+import { buildCompare, renderCompare, wireCompare } from "./view/compare.js";
 import { createUI } from "./view/ui.js";
 import { LOST, viewStatus, watchKernel } from "./view/kernel.js";
 import { wireCopy } from "./view/copy.js";
@@ -54,6 +55,7 @@ function render(ctx) {
     renderBody(parts.body, store.state, rctx, `${ui.teaching}|${ui.sentVersion}|${ui.forkVersion}`);
     renderStepper(parts.step, ctx, store.events, ended);
     renderTeaching(parts.teach, store.state, ui.teaching, { source: ctx.model.get("source"), events: store.events });
+    renderCompare(parts.cmp, ctx.model, ended);
     const pending = ended ? [] : pendingApprovals(store.state).filter((it) => !ui.sentApprovals.has(it.callId));
     settleFocus(ctx.root, ui, focused, pending);
   } catch (err) {
@@ -89,6 +91,7 @@ function wireActions(ctx) {
   wireForking(ctx);
   wireExport(ctx.parts.ex, ctx);
   wireStepper(ctx.parts.step, ctx);
+  ctx.offCompare = wireCompare(ctx.parts.cmp, ctx);
 }
 
 /** "Edit and re-run from here": open the editor (focus in its text box), Re-run (ask the kernel for the
@@ -124,6 +127,8 @@ function createContext(model, opts) {
   const parts = buildDOM(clock.now);
   const ctx = { model, now: clock.now, ui: createUI(clock.now()), store: createStore(), parts, root: parts.root };
   ctx.viewId = Math.random().toString(36).slice(2, 8); // ids of labelled inputs are unique across views of a run
+  parts.cmp = buildCompare(ctx.viewId); // a fork's "Compare with the original", below its slots
+  parts.root.append(parts.cmp.el);
   ctx.send = (msg) => {
     try {
       model.send(msg);
@@ -166,6 +171,7 @@ export function createView(model, el, opts = {}) {
       unwatch();
       uncopy();
       untheme();
+      ctx.offCompare();
       ctx.scheduler.cancel();
       clearTimeout(ctx.parts.ex.noticeTimer);
       ctx.root.remove();

@@ -83,7 +83,9 @@ class RunResult:
         user message; `model` runs the rest on another model; `options` are `RunOptions` fields that
         change too (`limits=`, `journal=`...). `slot`: which answer slot (default: the run's last).
         Works on a finished, stopped or failed run of this process; returns the engine's `Run` (await
-        it for the fork's `RunResult`). A `RunHandle` has `fork()` too, which shows the fork's widget.
+        it for the fork's `RunResult`). A `RunHandle` has `fork()` too, which shows the fork's widget. A run
+        whose approvals its notebook view answered is forked like that too (the old view's buttons cannot
+        answer the fork): its handle is returned, also awaitable. An explicit `approve=` keeps the engine's way.
 
         Raises:
             ForkError: a round, slot or call id this run does not have (one sentence; nothing started).

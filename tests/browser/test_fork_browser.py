@@ -8,13 +8,16 @@ contrast probe (light and dark) find nothing wrong with the new controls.
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from typing import Any
 
 import pytest
 
 from tests.browser.lab import Lab, cell, open_notebook, run_cell, screenshot, sync_api, wait_cell_done
-from tests.browser.test_accessibility import MIN_CONTRAST, MIN_FONT_PX, _active_when, _axe, _contrast, _theme
+from tests.browser.test_accessibility import MIN_CONTRAST, MIN_FONT_PX, _active_when, _axe, _contrast
+from tests.browser.test_accessibility import _theme as _switch_theme
 
 pytestmark = pytest.mark.browser
 expect = sync_api.expect
@@ -39,6 +42,13 @@ async def answer_from_tool(messages, info):
 
 careful = FunctionModel(stream_function=answer_from_tool)
 '''
+
+
+def _theme(page: Any, name: str) -> None:
+    """Switch the theme and wait until JupyterLab's splash (shown while it switches) is gone: its removal is a
+    timer of JupyterLab's that throws `removeChild` when a second switch's splash is removed first."""
+    _switch_theme(page, name)
+    page.locator("#jupyterlab-splash").wait_for(state="detached")
 
 
 def test_edit_a_tool_result_and_re_run_from_here_shows_the_forks_answer_below(lab: Lab, page: Any) -> None:
@@ -94,5 +104,48 @@ def test_edit_a_tool_result_and_re_run_from_here_shows_the_forks_answer_below(la
     live = page.locator(".agentcell [role=status]:not([hidden]), .agentcell [aria-live]:not([hidden])")
     announced = [t for t in live.all_inner_texts() if "re-running" in t]
     assert len(announced) == 1, announced  # one announcement
+
+    # "Compare with the original" on the finished fork: agentcell.diff's table inside the fork's view.
+    compare = fork.locator(".agentcell-compare-btn")
+    expect(compare).to_have_text("Compare with the original")
+    expect(original.locator(".agentcell-compare-btn")).to_be_hidden()  # the original is no fork
+    compare.focus()
+    page.keyboard.press("Enter")
+    panel = fork.locator(".agentcell-compare-panel")
+    expect(panel).to_be_visible(timeout=30_000)
+    expect(compare).to_have_attribute("aria-expanded", "true")
+    expect(panel.locator(".agentcell-diff p")).to_contain_text("first differ in [[answer]] round 1, tool result")
+    expect(panel.locator(".agentcell-diff p")).to_contain_text("lookup: Dr Grace Hopper")
+    expect(panel.locator("tr.agentcell-diff-differs th")).to_contain_text("[[answer]] (differs)")
+    active = _active_when(page, lambda a: a and "agentcell-compare-btn" in a["cls"])
+    assert "agentcell-compare-btn" in active["cls"] and active["inWidget"], active  # focus kept on the control
+    said = [t for t in live.all_inner_texts() if t.startswith("compared with the original")]
+    assert said == ["compared with the original: first difference in answer, round 1, tool result"], said
+    found = {"comparison open": _axe(page, fork)}
+    low = []
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        _theme(page, theme)
+        low += [m for m in _contrast(page)
+                if ("compare" in m["where"] or "diff" in m["where"]) and (m["ratio"] < MIN_CONTRAST or m["px"] < MIN_FONT_PX)]
+    _theme(page, "JupyterLab Light")
+    assert found == {"comparison open": []} and low == []
+    page.emulate_media(reduced_motion="reduce")  # with reduced motion asked for, neither the control nor its table moves
+    moving = fork.evaluate("""(root) => [...root.querySelectorAll('.agentcell-compare, .agentcell-compare *')]
+        .map((el) => getComputedStyle(el)).filter((s) => s.transitionDuration !== '0s' || s.animationName !== 'none')
+        .length""")
+    page.emulate_media(reduced_motion="no-preference")
+    assert moving == 0
+
+    # The saved notebook keeps the comparison: the fork's static output holds the same table.
+    cell(page, 1).click()
+    page.keyboard.press("ControlOrMeta+s")
+    saved = lab.root / "fork.ipynb"
+    deadline = time.monotonic() + 30
+    while "agentcell-diff" not in saved.read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    outputs = json.loads(saved.read_text())["cells"][1]["outputs"]
+    htmls = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    htmls = ["".join(h) if isinstance(h, list) else h for h in htmls]
+    assert [h.count("agentcell-diff'") for h in htmls].count(1) == 1, htmls  # the fork's twin, once
     screenshot(page, "fork-in-browser.png")
     assert page.js_errors == []

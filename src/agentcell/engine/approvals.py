@@ -12,6 +12,7 @@ cancels the run like anywhere else.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
@@ -25,6 +26,27 @@ NO_APPROVER = (
     "Denied: {tool} needs approval and nobody can give it in this run "
     "(pass approve= to the API, or run the cell with %%agent to get Approve/Deny buttons)."
 )
+FORK_NO_APPROVER = (
+    "Denied: {tool} needs approval and this fork has no view to ask in (the original run's Approve/Deny buttons "
+    "answer only the original); fork with handle.fork(...) or %agent fork to get buttons, or pass approve=."
+)
+
+
+class ViewApprover(ABC):
+    """Base of an `approve=` callback that answers through one view's buttons (the widget's `WidgetApprovals`).
+
+    A fork does not inherit it (`fork_run`): the fork's approval requests go to the fork's own log, which the
+    original's view does not show, so a call would wait for a click that cannot come.
+    """
+
+    @abstractmethod
+    async def __call__(self, request: ApprovalRequested) -> ApprovalDecision:
+        """Wait for the view's answer to `request`."""
+
+
+async def deny_without_view(request: ApprovalRequested) -> ApprovalDecision:
+    """A fork's approver when the original's was a view's and the fork has none: deny, saying why."""
+    return ApprovalDecision(approved=False, reason=FORK_NO_APPROVER.format(tool=request.tool_name))
 
 
 async def resolve_approvals(state: RunState, slot: str, requests: DeferredToolRequests) -> DeferredToolResults:

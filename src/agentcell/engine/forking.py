@@ -16,6 +16,7 @@ from ..errors import ForkError
 from ..journal import check_run_id
 from ..options import RunOptions
 from ..result import FORKERS, RunResult
+from .approvals import ViewApprover, deny_without_view
 from .fork import KEEP_RECENT, plan_fork, recent_run
 from .runner import Run
 from .setup import _Setup, launch_fork, prepare, running_loop_needed
@@ -51,6 +52,8 @@ def fork_run(
     if unknown:
         raise TypeError(f"fork() got an unexpected keyword argument {unknown[0]!r}; it takes RunOptions' fields")
     changed = dict(options, resume_from=None)
+    if "approve" not in options and isinstance(setup.options.approve, ViewApprover):
+        changed["approve"] = deny_without_view  # the original's buttons cannot answer the fork (ViewApprover)
     if model is not None:
         changed["model"] = model
     forked = prepare(setup.template, replace(setup.options, **changed)).setup

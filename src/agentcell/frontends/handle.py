@@ -16,13 +16,14 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from ..engine import ApprovalDecision, Run
+from ..engine.approvals import ViewApprover
 from ..engine.lesson import LessonControls, Pause
 from ..errors import AgentcellError
 from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
 from ..options import ApproveCallback, RunOptions
 from ..render.cell_source import CellSource, remember
-from ..result import RunResult
+from ..result import FORKERS, RunResult
 from ..transcript import Transcript
 from ..usage import LiveStatus
 from .launch import LaunchSpec, start
@@ -338,8 +339,42 @@ def fork_shown(
                       quiet=quiet)
     handle = launch(spec, starter=starter)
     if handle.widget is not None:
+        from .fork_compare import offer_comparison
+
+        offer_comparison(handle, original)
         handle.widget.show()
     return handle
+
+
+def fork_result(
+    original: RunResult,
+    round: int,
+    *,
+    slot: str | None = None,
+    tool_results: Mapping[str, Any] | None = None,
+    message: str | None = None,
+    model: Any = None,
+    **options: Any,
+) -> Any:
+    """`RunResult.fork` once a front end is loaded: a run whose approvals its view answered forks with a view.
+
+    The original's Approve / Deny buttons answer only the original, so a fork of such a run (say of a
+    `--approve writes` cell's result) is started like `RunHandle.fork`: shown where it is called, with buttons
+    of its own, and its `RunHandle` returned (awaitable like the engine's `Run`). Any other run, or an explicit
+    `approve=`, forks in the engine as before.
+    """
+    from ..engine import fork_run
+    from ..engine.fork import recent_run
+
+    kept = recent_run(original.run_id)
+    setup_options = getattr(kept[0], "options", None) if kept is not None else None
+    if "approve" not in options and isinstance(getattr(setup_options, "approve", None), WidgetApprovals):
+        return fork_shown(original, round, slot=slot, tool_results=tool_results, message=message, model=model,
+                          **options)
+    return fork_run(original, round, slot=slot, tool_results=tool_results, message=message, model=model, **options)
+
+
+FORKERS.insert(0, fork_result)
 
 
 def _round_of_call(result: RunResult, call_id: str) -> tuple[str, int]:
@@ -392,7 +427,7 @@ def launch(
     return handle
 
 
-class WidgetApprovals:
+class WidgetApprovals(ViewApprover):
     """The `approve=` callback behind the widget's Approve / Deny buttons.
 
     Each request waits on a future that a button click resolves; a Stop cancels the waiting task and

@@ -165,11 +165,11 @@ def diff_html(d: RunDiff) -> str:
     """The diff as a small self-contained HTML table (a notebook output)."""
     e = html.escape
     a, b = d["a"], d["b"]
-    head = (f"<tr><th scope='col'></th><th scope='col'>a: {e(a['model'])} <code>{e(a['run_id'])}</code></th>"
+    head = (f"<tr><th scope='col'>run</th><th scope='col'>a: {e(a['model'])} <code>{e(a['run_id'])}</code></th>"
             f"<th scope='col'>b: {e(b['model'])} <code>{e(b['run_id'])}</code></th></tr>")
     rows = []
     for row in d["slots"]:
-        style = "" if row["same"] else " style='background:#fff3cd;color:#1a1a1a'"
+        style = "" if row["same"] else " class='agentcell-diff-differs' style='background:#fff3cd;color:#1a1a1a'"
         mark = "" if row["same"] else " <strong>(differs)</strong>"
         rows.append(f"<tr{style}><th scope='row'>[[{e(row['slot'])}]]{mark}</th>"
                     f"<td>{e(_show(row['a']))}</td><td>{e(_show(row['b']))}</td></tr>")

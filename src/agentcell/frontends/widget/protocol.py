@@ -37,6 +37,7 @@ class FrontendMsg(TypedDict, total=False):
     """`predict`: what the person guesses the model does (`answer`, `tool`, `both`)."""
     tool: str | None
     """`predict`: which tool."""
+    # `compare` (a fork's "Compare with the original") carries nothing but its kind.
 
 
 def transcript_json(result: RunResult) -> dict[str, Any]:

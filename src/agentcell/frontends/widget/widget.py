@@ -98,6 +98,9 @@ class AgentWidget(anywidget.AnyWidget):
     origin = traitlets.Unicode("%%agent").tag(sync=True)
     """What started the run, as the header names it: `%%agent` for a cell, `agentcell` for `show()` (a marimo
     notebook has no `%%agent`)."""
+    comparison = traitlets.Dict().tag(sync=True)
+    """A fork's "Compare with the original" (`frontends/fork_compare.py`): empty for a run that is no fork shown
+    live; `{"original": RUN}` once offered; with `html`, `text` and `summary` (`agentcell.diff`'s) once asked."""
 
     def __init__(
         self, *, flush_interval: float = FLUSH_INTERVAL, provenance: dict[str, Any] | None = None, **kwargs: Any
@@ -131,6 +134,8 @@ class AgentWidget(anywidget.AnyWidget):
         self._on_stop: StopCallback | None = None
         self._on_approve: ApproveCallback | None = None
         self._on_fork: ForkCallback | None = None
+        self.on_compare: Callable[[], None] | None = None
+        """What the view's `compare` message does (a fork's view: `fork_compare.offer_comparison`)."""
         self._cell: tuple[contextvars.Context, Any] | None = None
         """Where `show()` ran: the cell's context and its parent header, so a fork started from this view
         ("edit and re-run from here", a comm message) is shown in the same cell, below it (`in_cell`)."""
@@ -252,7 +257,14 @@ class AgentWidget(anywidget.AnyWidget):
         tr = Transcript.from_wire(events)  # reduced once for both renderings
         data = {"text/html": transcript_html(tr, facts),
                 "text/plain": transcript_text(tr, facts, answer_chars=TEXT_BUDGET)}
+        if self.final and "html" in self.comparison:  # a fork's "Compare with the original", once opened
+            data = {"text/html": data["text/html"] + self.comparison["html"],
+                    "text/plain": data["text/plain"] + "\n\n" + self.comparison["text"]}
         return data, ({"agentcell": self.output_metadata} if self.final else {})
+
+    def refresh_output(self) -> None:
+        """Render the saved output again (something shown beside the ended run changed: a fork's comparison)."""
+        self._update_output()
 
     def _update_output(self) -> None:
         if self.shown:
@@ -364,6 +376,8 @@ class AgentWidget(anywidget.AnyWidget):
                 self._on_fork(content)
             case "step" | "go" | "predict" if self.on_lesson is not None:
                 self.on_lesson(content)
+            case "compare" if self.on_compare is not None:
+                self.in_cell(self.on_compare)
             case _:
                 pass
 
