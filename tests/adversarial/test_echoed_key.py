@@ -122,7 +122,7 @@ def test_a_key_split_across_deltas_of_interleaved_streams_is_masked() -> None:
     from types import SimpleNamespace
 
     from agentcell.engine.eventlog import EventLog
-    from agentcell.engine.setup import _Sink
+    from agentcell.engine.sink import Sink as _Sink
     from agentcell.events import ProcessingComplete, ThinkingDelta, TokenDelta
     from agentcell.result import RunResult
 

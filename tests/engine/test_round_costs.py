@@ -286,7 +286,7 @@ async def test_a_finished_run_leaves_none_of_its_objects_in_reference_cycles() -
     batch's own shared pieces (its agents, their tool registry) are in cycles once per batch, not per row."""
     few, many = await _engine_objects_in_cycles(2), await _engine_objects_in_cycles(12)
     assert many == few
-    assert "RunState" not in many and "_Sink" not in many
+    assert "RunState" not in many and "Sink" not in many
 
 
 def test_usage_json_is_every_field_of_usage_without_asdict(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -523,3 +523,16 @@ def test_cell_options_turn_the_flags_into_run_options() -> None:
                        approve="writes")
     assert got == RunOptions(model="test", context={"a": 1}, deps=deps, deps_type=dict, approve_writes=True,
                              limits=UsageLimits(request_limit=3, tool_calls_limit=4, output_tokens_limit=5))
+
+
+@pytest.mark.parametrize("flag", ["--step", "--predict"])
+def test_a_stepped_cell_never_waits_headless(monkeypatch: pytest.MonkeyPatch, flag: str) -> None:
+    """Headless, a plain `%%agent` cell waits for its run; a stepped one waits for Next, which only a later cell's
+    `handle.step()` can give there, so its cell must return (it waited for ever before)."""
+    from agentcell.frontends.jupyter import blocking
+
+    monkeypatch.setattr(blocking, "_waits_headless", lambda: True)
+    plain = ["%%agent -o h\n", "Hi [[answer]]\n"]
+    assert wait_transformer(plain) != plain  # headless: rewritten into a wait
+    stepped = [f"%%agent -o h {flag}\n", "Hi [[answer]]\n"]
+    assert wait_transformer(stepped) == stepped

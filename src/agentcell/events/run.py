@@ -23,6 +23,8 @@ from ..usage import Usage as Usage
 from .aliases import CheckpointAliases, DeltaAliases, SlotKey, ToolCompletedAliases, ToolStartedAliases
 
 # Lesson mode's payloads (step pauses, injected faults, predictions); defined in `lesson.py`.
+from .compaction import CompactionFinished as CompactionFinished
+from .compaction import CompactionStarted as CompactionStarted
 from .lesson import FaultInjected as FaultInjected
 from .lesson import PredictionMade as PredictionMade
 from .lesson import StepPaused as StepPaused
@@ -311,40 +313,6 @@ class ContextUpdated:
     """False when `window` is only assumed (no table knows the model, no `context_window=`): views show the
     tokens in use and "window unknown", not a fraction of a window nobody knows."""
     kind: Literal["context_updated"] = "context_updated"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionStarted:
-    """The next request would pass the threshold: older turns are being summarized."""
-
-    run_id: str
-    slot: str | None
-    tokens: int
-    """Estimated tokens the request would have carried."""
-    window: int
-    threshold: float
-    messages: int
-    """How many messages the request would have carried."""
-    kind: Literal["compaction_started"] = "compaction_started"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionFinished:
-    """Older turns were replaced by a summary for the model (the run's record keeps them all)."""
-
-    run_id: str
-    slot: str | None
-    before: int
-    """Estimated tokens before compaction."""
-    after: int
-    """Estimated tokens after compaction."""
-    messages_before: int
-    messages_after: int
-    summarized: int
-    """How many messages the summary replaced (tool call/return pairs are never split)."""
-    summary: str
-    """The summary as the model now reads it."""
-    kind: Literal["compaction_finished"] = "compaction_finished"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

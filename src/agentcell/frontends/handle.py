@@ -15,18 +15,17 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage
 
-from ..engine import ApprovalDecision, Run
-from ..engine.approvals import ViewApprover
-from ..engine.lesson import LessonControls, Pause
+from ..engine import Run
 from ..errors import AgentcellError
-from ..events import ApprovalRequested, Event, ProcessingComplete, RunWarning, Usage
+from ..events import Event, ProcessingComplete, RunWarning, Usage
 from ..loops import running_loop, wait_on
 from ..options import ApproveCallback, RunOptions
-from ..render.cell_source import CellSource, remember
 from ..result import FORKERS, RunResult
 from ..transcript import Transcript
 from ..usage import LiveStatus
+from .approvals import WidgetApprovals
 from .launch import LaunchSpec, start
+from .lesson_handle import LessonHandle
 from .registry import RunRegistry
 from .widget.widget import AgentWidget
 
@@ -34,7 +33,7 @@ REPLACED = "replaced by a newer run: this one was stopped"
 """What a replaced run's view says (a re-run cell, or `show()` again with the same `key=`)."""
 
 
-class RunHandle:
+class RunHandle(LessonHandle):
     """What `%%agent -o NAME` binds: awaitable, cancellable from any thread, readable while running.
 
     It wraps the engine's `Run` (which owns the run's task) and a consumer task that feeds the
@@ -189,60 +188,6 @@ class RunHandle:
         for fn in self._watchers:
             fn(warning)
         self.cancel()
-
-    # ---- lesson mode: stepping (`step=True`), and the cell the lesson shows --------------------------
-    source: CellSource | None = None
-    """The template, flags and `{{ }}` values that produced the run (masked), for the teaching view and the lesson."""
-
-    def show_source(self, source: CellSource) -> None:
-        """Say what produced the run: kept here, on the widget (its teaching view) and by run id (the lesson)."""
-        self.source = source
-        remember(self.run_id, source)
-        if self.widget is not None:
-            self.widget.source = source.as_json()
-
-    @property
-    def paused(self) -> Pause | None:
-        """What the stepped run waits before now (`str()` says it: "paused before request 2: …"), else `None`."""
-        lesson = self.run.lesson
-        return None if lesson is None else lesson.paused
-
-    async def step(self) -> Pause | None:
-        """Let a stepped run go on to its next pause and return that pause (`None`: the run ended first).
-
-        Safe to call before the run reached its first pause: that pause then passes (each call is one step).
-        Raises `AgentcellError` for a run started without `step=True`."""
-        lesson = self._lesson("step()")
-        return await wait_on(self.loop, lesson.step, what="this run")
-
-    def go(self) -> None:
-        """Stop pausing: the stepped run goes on to its end (Stop and budgets work as ever)."""
-        self._lesson("go()").go()
-
-    def predict(self, does: str, tool: str | None = None) -> None:
-        """Guess what the model does at this pause before a request, or else at the next one: `answer`, `tool`
-        (which) or `both`. The reveal is kept in `RunResult.predictions` (and the widget and the lesson show it)."""
-        self._lesson("predict()").predict(does, tool)
-
-    def lesson_message(self, content: Mapping[str, Any]) -> None:
-        """The widget's Next / Run to end / prediction (on the run's loop); odd input is ignored."""
-        lesson = self.run.lesson
-        if lesson is None:
-            return
-        match content.get("kind"):
-            case "step":
-                lesson.step()
-            case "go":
-                lesson.go()
-            case "predict" if content.get("does") in ("answer", "tool", "both"):
-                tool = content.get("tool")
-                lesson.predict(str(content["does"]), tool if isinstance(tool, str) and tool else None)
-
-    def _lesson(self, what: str) -> LessonControls:
-        lesson = self.run.lesson
-        if lesson is None:
-            raise AgentcellError(f"{what} needs a run started with step=True (%%agent --step)")
-        return lesson
 
     def __await__(self) -> Generator[Any, None, RunResult]:
         return self._wait().__await__()
@@ -425,29 +370,3 @@ def launch(
     if registry is not None:
         registry.add(handle, place=spec.key, generation=generation)
     return handle
-
-
-class WidgetApprovals(ViewApprover):
-    """The `approve=` callback behind the widget's Approve / Deny buttons.
-
-    Each request waits on a future that a button click resolves; a Stop cancels the waiting task and
-    with it the future, so a stopped run never hangs on an unanswered approval.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
-
-    async def __call__(self, request: ApprovalRequested) -> ApprovalDecision:
-        future: asyncio.Future[ApprovalDecision] = self._loop.create_future()
-        self._pending[request.call_id] = future
-        try:
-            return await future
-        finally:
-            self._pending.pop(request.call_id, None)
-
-    def resolve(self, call_id: str, approved: bool, reason: str | None) -> None:
-        """A click: settle the waiting request (unknown or already settled ids are ignored)."""
-        future = self._pending.get(call_id)
-        if future is not None and not future.done():
-            future.set_result(ApprovalDecision(approved=approved, reason=reason or None))

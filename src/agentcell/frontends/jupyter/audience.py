@@ -24,6 +24,7 @@ the run in the cell or have their own loop. `AGENTCELL_HEADLESS=1` / `=0` overri
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -80,3 +81,28 @@ def _live(shell: Any) -> bool:
     parent = current_parent(shell)
     metadata = parent.get("metadata") if parent is not None else None
     return isinstance(metadata, dict) and bool(metadata.get("cellId"))
+
+
+async def until_ended_or_asking(handle: Any) -> bool:
+    """Wait for the run's end, or until it asks a person for an approval: headless, nobody can answer,
+    so the cell returns and the run waits in the background (a later cell may cancel it, as Stop does)."""
+    loop = asyncio.get_running_loop()
+    asking: asyncio.Future[None] = loop.create_future()
+
+    def on_event(event: Any) -> None:
+        if getattr(event, "kind", None) == "approval_requested" and not asking.done():
+            asking.set_result(None)
+
+    handle.watch(on_event)
+    ended = asyncio.ensure_future(handle.run.wait())
+    try:
+        await asyncio.wait([ended, asking], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        asked = not ended.done()
+        asking.cancel()
+        ended.cancel()  # only the waiter: `Run.wait` shields the run itself
+    if asked:
+        return True
+    if handle.task is not None:
+        await asyncio.shield(handle.task)  # the widget has shown the end too
+    return False

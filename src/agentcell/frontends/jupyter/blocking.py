@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 _WAIT_CELL = re.compile(r"^%%agent\b(?P<line>[^\n]*)\n?", re.ASCII)
 _WAIT_FLAG = re.compile(r"(?:^|\s)--wait(?:\s|$)")
 _NO_WAIT_FLAG = re.compile(r"(?:^|\s)--no-wait(?:\s|$)")
+_STEP_FLAG = re.compile(r"(?:^|\s)--(?:step|predict)(?:\s|$)")
+"""A stepped run waits for Next (a later cell's `handle.step()` headless): its cell must not wait for its end."""
 
 
 def wait_transformer(lines: list[str]) -> list[str]:
@@ -41,7 +43,7 @@ def wait_transformer(lines: list[str]) -> list[str]:
     call = f"get_ipython().magics_manager.registry['AgentMagics'].agent_wait({line!r}, {cell!r}"
     if _WAIT_FLAG.search(match.group("line")) is not None:
         return [f"await {call})\n"]
-    if _NO_WAIT_FLAG.search(match.group("line")) is None and _waits_headless():
+    if _NO_WAIT_FLAG.search(match.group("line")) is None and _STEP_FLAG.search(line) is None and _waits_headless():
         return [f"await {call}, headless=True)\n"]
     return lines
 

@@ -14,6 +14,7 @@ from IPython.core.magic_arguments import argument
 
 if TYPE_CHECKING:
     from ...options import RunOptions
+    from ..launch import LaunchSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,3 +44,11 @@ def with_lesson_flags(options: RunOptions, args: Any) -> RunOptions:
     if not (step or predict or inject):
         return options
     return replace(options, step=step or predict, predict=predict, inject=(*options.inject, *inject))
+
+
+def show_cell(handle: Any, spec: LaunchSpec, line: str, cell: str) -> None:
+    """The cell that produced the run, for its teaching view and lesson (`render/cell_source.py`)."""
+    from ...render.cell_source import cell_source
+
+    handle.show_source(cell_source(cell, call=f"%%agent {line.strip()}".rstrip(), context=spec.options.context,
+                                   variables=spec.template.variables, model=spec.options.model))

@@ -26,12 +26,13 @@ from ...errors import AgentcellError, TemplateSyntaxError
 from ...loops import running_loop
 from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
 from ..registry import RunRegistry
+from .audience import until_ended_or_asking
 from .batch_args import batch_arguments
 from .commands import AgentCommands
 from .front import JUPYTER
 from .help import NAMES as SUBCOMMANDS
 from .help import help_text
-from .lesson_args import lesson_arguments
+from .lesson_args import lesson_arguments, show_cell
 from .mcp_cell import McpCommands, mcp_arguments
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
             # Only reached when the input transformer is not installed (e.g. %%agent via run_cell_magic).
             raise UsageError("--wait needs `%load_ext agentcell` to have installed its input transformer")
         handle = self._launch(spec)
-        _show_cell(handle, spec, line, cell)
+        show_cell(handle, spec, line, cell)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
         return None
@@ -157,14 +158,14 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
             return None if headless else value
         spec = self.prepare(line, cell)
         handle = self._launch(spec)
-        _show_cell(handle, spec, line, cell)
+        show_cell(handle, spec, line, cell)
         if handle.widget is not None:
             JUPYTER.display(handle.widget)
         if headless:
             print(WAITED)
         try:
             if headless:
-                if await _until_ended_or_asking(handle):
+                if await until_ended_or_asking(handle):
                     print(ASKING)
                 return None
             return await handle
@@ -339,39 +340,6 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
 
 # What `%agent?` shows (IPython's stubs type a named line magic as Never, as above).
 AgentMagics.agent_line.__doc__ = help_text() + "\n\nEach is described in the README's magics reference."  # type: ignore[assignment]
-
-
-async def _until_ended_or_asking(handle: Any) -> bool:
-    """Wait for the run's end, or until it asks a person for an approval: headless, nobody can answer,
-    so the cell returns and the run waits in the background (a later cell may cancel it, as Stop does)."""
-    loop = asyncio.get_running_loop()
-    asking: asyncio.Future[None] = loop.create_future()
-
-    def on_event(event: Any) -> None:
-        if getattr(event, "kind", None) == "approval_requested" and not asking.done():
-            asking.set_result(None)
-
-    handle.watch(on_event)
-    ended = asyncio.ensure_future(handle.run.wait())
-    try:
-        await asyncio.wait([ended, asking], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        asked = not ended.done()
-        asking.cancel()
-        ended.cancel()  # only the waiter: `Run.wait` shields the run itself
-    if asked:
-        return True
-    if handle.task is not None:
-        await asyncio.shield(handle.task)  # the widget has shown the end too
-    return False
-
-
-def _show_cell(handle: Any, spec: LaunchSpec, line: str, cell: str) -> None:
-    """The cell that produced the run, for its teaching view and lesson (`render/cell_source.py`)."""
-    from ...render.cell_source import cell_source
-
-    handle.show_source(cell_source(cell, call=f"%%agent {line.strip()}".rstrip(), context=spec.options.context,
-                                   variables=spec.template.variables, model=spec.options.model))
 
 
 def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyntaxError:

@@ -46,6 +46,7 @@ from ...events import Event, ProcessingComplete, RunStarted
 from ...events.json import WireEvent, usage_json
 from ...formats.jsonsafe import jsonable
 from ...loops import running_loop
+from .parent import parent_header, under_parent
 from .protocol import FrontendMsg, Note, transcript_json, wire_events
 from .saved_outputs import saved_outputs
 from .shared_texts import pack, unpack
@@ -194,7 +195,7 @@ class AgentWidget(anywidget.AnyWidget):
         from IPython.display import display
 
         self.shown = True
-        self._cell = (contextvars.copy_context(), _parent_header())
+        self._cell = (contextvars.copy_context(), parent_header())
         display(self._widget_bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
         data, metadata = self.static_bundle()
         display(data, raw=True, metadata=metadata, display_id=self.static_display_id)  # type: ignore[no-untyped-call]
@@ -215,7 +216,7 @@ class AgentWidget(anywidget.AnyWidget):
         if self._cell is None:
             return fn()
         context, parent = self._cell
-        return context.copy().run(_under_parent, parent, fn)
+        return context.copy().run(under_parent, parent, fn)
 
     def republish(self) -> bool:
         """Publish the saved output again under the cell running now (see `saved_outputs.py`).
@@ -383,26 +384,3 @@ class AgentWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"<AgentWidget status={self.status!r} events={len(self._log.events)}>"
-
-
-def _parent_header() -> Any:
-    """The running cell's parent header (ipykernel's display publisher keeps it), or `None` outside a kernel."""
-    from IPython import get_ipython
-
-    publisher = getattr(get_ipython(), "display_pub", None)
-    return getattr(publisher, "parent_header", None)
-
-
-def _under_parent(parent: Any, fn: Callable[[], Any]) -> Any:
-    """`fn()` with the display publisher's parent header set to `parent` (then put back)."""
-    from IPython import get_ipython
-
-    publisher = getattr(get_ipython(), "display_pub", None)
-    if parent is None or publisher is None or not hasattr(publisher, "parent_header"):
-        return fn()
-    before = publisher.parent_header
-    publisher.parent_header = parent
-    try:
-        return fn()
-    finally:
-        publisher.parent_header = before
