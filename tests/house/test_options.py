@@ -46,8 +46,9 @@ SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     # Per row: a row is a run of its own, so one run's `history`, `run_id` and `resume_from` are not options here.
     "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline"],
             {"history", "run_id", "resume_from", "cost_limit", "step", "predict"}),
-    # One run per model: `models=` takes the place of `model`.
-    "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows"], {"model"}),
+    # One run per model: `models=` takes the place of `model`; nobody steps several models' runs at once.
+    "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows"],
+                {"model", "step", "predict"}),
 }
 POSITIONAL = {"map": ["template", "rows"]}
 
