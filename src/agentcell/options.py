@@ -35,6 +35,7 @@ from pydantic_ai.usage import UsageLimits
 from .events import ApprovalRequested
 from .journal import JournalOption
 from .result import RunResult
+from .usage import OutputMode
 
 ToolLike: TypeAlias = Callable[..., Any] | Tool[Any] | Mapping[str, Any]
 """A callable, a `pydantic_ai.Tool`, or an OpenAI-style declaration (its function named in `dispatch`)."""
@@ -126,6 +127,10 @@ class RunOptions:
     now: datetime | None = None
     """The run's reference time for `date`/`datetime`/… slots ("next Tuesday"); `None`: the clock when the run
     starts, in the kernel's time zone (a resumed run keeps its first)."""
+    output_mode: OutputMode = "auto"
+    """How typed slots ask for their value: `tool`, `native`, `prompted` or `auto` (see `usage.OutputMode`); a
+    slot's `output_mode=` wins. `auto` falls back to `prompted`, visibly, on a server that answers a required
+    tool call with nothing or with prose."""
 
 
 # The keyword forms of `RunOptions`, in groups by which surfaces take them (a TypedDict cannot narrow a
@@ -153,6 +158,7 @@ class _EveryRunKeywords(TypedDict, total=False):
     compaction: Compaction | None
     journal: JournalOption
     now: datetime | None
+    output_mode: OutputMode
 
 
 class _ApproveKeyword(TypedDict, total=False):

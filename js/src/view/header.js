@@ -50,7 +50,7 @@ export function buildHeader(exportControls) {
     mTools: meterEl("agentcell-meter-tools", "tool calls"),
     slotScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the running slot" }),
     runScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the whole run" }, "run:"),
-    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ while estimated from the streamed text)" }),
+    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ where estimated: from the streamed text, or counted here when the provider reports no usage)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
     teachBtn: button("agentcell-teach", { pressed: "false", label: "Teaching view: show tool declarations and raw JSON" }, "Teaching view", "Teaching view"),
@@ -150,10 +150,13 @@ function renderMeters(hd, state) {
   meterSet(hd.mTools, sm.usage.tool_calls, sm.limits.tool_calls);
   const u = state.usage;
   const out = shownOutputTokens(state);
-  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${out.estimated ? "~" : ""}${formatCount(out.tokens)} out`);
+  // `~`: counted here (the provider reported no usage), or the text streamed since its last report.
+  const inMark = u.estimated ? "~" : "";
+  const outMark = out.estimated || u.estimated ? "~" : "";
+  setText(hd.tokensEl, `tokens ${inMark}${formatCount(u.input_tokens)} in / ${outMark}${formatCount(out.tokens)} out`);
   setAttr(hd.tokensEl, "data-input", u.input_tokens);
   setAttr(hd.tokensEl, "data-output", out.tokens);
-  setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
+  setAttr(hd.tokensEl, "data-estimated", out.estimated || u.estimated ? "true" : null);
   const cost = formatCost(u.cost);
   setHidden(hd.costEl, cost === "");
   setText(hd.costEl, cost);

@@ -15,11 +15,11 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_core import to_jsonable_python
 
@@ -165,6 +165,11 @@ def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
+def _tokens(chars: int) -> int:
+    """About four characters a token (`context.estimate_tokens`' rule), at least one for any text."""
+    return math.ceil(chars / 4)
+
+
 def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
     return Usage(
         requests=1,
@@ -208,6 +213,19 @@ class SlotRequests:
     _scanned_last: ModelMessage | None = None
     _viewed: bool = False
     """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
+    offered: set[str] = field(default_factory=set)
+    """The function tools this slot's requests offered (a slot whose rounds end without a call says so)."""
+    tool_calls: int = 0
+    """Calls of those tools in this slot's responses."""
+
+    @property
+    def count(self) -> int:
+        """Requests this slot has finished (or abandoned) so far."""
+        return self._count
+
+    @property
+    def offered_tools(self) -> bool:
+        return bool(self.offered)
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
@@ -264,6 +282,7 @@ class SlotRequests:
         self._shown = offset + len(new)
         self._system = next((m["content"] for m in reversed(new) if m["role"] == "system"), self._system)
         tools = tuple(t.name for t in parameters.function_tools)
+        self.offered.update(tools)
         self.state.emit(
             ModelRequestSent(
                 run_id=self.state.run_id,
@@ -280,8 +299,14 @@ class SlotRequests:
         """After a request step's response has streamed to its end (`sent`: what `before` returned)."""
         self._count += 1
         self._in_flight = False
+        self.tool_calls += sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in self.offered)
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
+        if not (usage.input_tokens or usage.output_tokens) and response.parts:
+            # The provider reported nothing (llama.cpp streams no usage): counted here, marked estimated.
+            row = replace(row, input_tokens=_tokens(message_chars(sent)), output_tokens=_tokens(
+                message_chars((response,))), estimated=True)
+            state.usage.estimate(self.slot, row.input_tokens, row.output_tokens)
         self._reported = self._reported + row
         state.emit(
             ModelResponseReceived(

@@ -34,6 +34,7 @@ from .context import window_for
 from .eventlog import EventLog
 from .execute import Executor, ResumePoint
 from .guard import Guards
+from .output_modes import ServerFacts
 from .runner import Run
 from .state import RunState, UsageBook
 from .temporal import reference_time
@@ -62,6 +63,9 @@ class _Setup:
     """Warnings found while setting up (shown at the start of each segment)."""
     agents: SlotAgents = field(default_factory=SlotAgents)
     """The slots' pydantic-ai agents, built once per slot shape for every run started from this setup."""
+    server: ServerFacts = field(default_factory=ServerFacts)
+    """What runs of this setup learned about their servers (a batch's rows share it: the first row's fallback
+    spares the others the request that found it)."""
 
 
 @option_keywords
@@ -179,6 +183,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         registry=setup.registry,
         toolsets=tuple(options.toolsets),
         approve_writes=options.approve_writes,
+        output_mode=options.output_mode,
         guards=Guards(run_id, sink.emit),
         usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
         deps=options.deps,
@@ -188,6 +193,7 @@ def _launch(setup: _Setup, run_id: str, *, resume: RunResult | None, transcript:
         journal=sink.journal,
         reference_time=_reference(options.now, resume),
         agents=setup.agents,
+        server=setup.server,
     )
     sink.state = state
     point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)

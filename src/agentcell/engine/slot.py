@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.settings import ModelSettings
 from pydantic_core import to_json
 
@@ -30,12 +30,14 @@ from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
 from .agents import Answers, Binding, bound
+from .answer_checks import ANSWER_RETRIES, AnswerProblem, delay, fallback_note, gave_up, reason
 from .approvals import resolve_approvals
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls
 from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
+from .output_modes import chosen_mode, quoted, server_key, typed_output
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
 from .slotmodel import SlotModel
@@ -91,12 +93,20 @@ async def run_slot(
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
     call: _AgentCall | None = None
+    again = _Again()
     try:
-        call = _agent_call(state, spec, rendered, history, stream, tuple(resume), output)
-        result = await call.run()
+        while True:
+            call = _agent_call(state, spec, rendered, history, stream, tuple(resume), output, previous=call)
+            try:
+                result = await call.run()
+                break
+            except AnswerProblem as problem:  # the server's state, not the model's answer: go on from the last request
+                resume = await again(state, stream, call, problem)
     except UsageLimitExceeded as exc:
-        _fail(state, stream, call, "budget_exhausted", exhausted_message(name, exc), None)
-        raise SlotEnded("budget_exhausted", exhausted_message(name, exc)) from exc
+        message = exhausted_message(name, exc, max_iter_set=rendered.options.max_iter is not None)
+        message += _no_tool_calls(call)
+        _fail(state, stream, call, "budget_exhausted", message, None)
+        raise SlotEnded("budget_exhausted", message) from exc
     except GuardTrip as trip:
         _fail(state, stream, call, "halted", str(trip), "halted")
         raise
@@ -111,7 +121,7 @@ async def run_slot(
         _fail(state, stream, call, "failed", ended.message, "errored")
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
-        message = _failure(name, exc)
+        message = _failure(name, exc, stream) + _no_tool_calls(call)
         _fail(state, stream, call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
@@ -123,6 +133,52 @@ async def run_slot(
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
+
+
+@dataclass
+class _Again:
+    """How a slot goes on after an `AnswerProblem` (`answer_checks.py`): how often it has asked again."""
+
+    tries: int = 0
+
+    async def __call__(
+        self, state: RunState, stream: SlotStream, call: _AgentCall, problem: AnswerProblem
+    ) -> tuple[ModelMessage, ...]:
+        """Say what happened, wait if the server needs a moment, and return the rounds to go on from; raise
+        `SlotEnded` once empty or cut-off answers used up their tries."""
+        name = stream.slot
+        call.requests.abandon("failed")  # a request answered with not even a first chunk still gets its row
+        facts, key = state.server, server_key(call.model.wrapped)
+        if problem.kind == "tools_unstreamed" and key not in facts.unstreamed_tools:
+            facts.unstreamed_tools.add(key)
+            state.warn(name, fallback_note(name, problem))
+        elif problem.kind == "no_output_tool" and key not in facts.prompted:
+            facts.prompted.add(key)
+            state.warn(name, fallback_note(name, problem))
+        else:
+            self.tries += 1
+            if self.tries > ANSWER_RETRIES:
+                raise SlotEnded("failed", gave_up(name, problem, self.tries))
+            wait = delay(self.tries)
+            why = reason(problem)
+            state.emit(Retrying(run_id=state.run_id, slot=name, attempt=self.tries, delay_s=wait, reason=why))
+            stream.retract("errored")  # a cut-off answer's text is asked for again
+            await asyncio.sleep(wait)  # a Stop cancels the wait at once
+        if stream.usage is not None:
+            state.usage.carry(name)  # what this agent run spent stays counted; the next one counts from zero
+        stream.step_offset = call.requests.count
+        return resumable(stream.new_messages())
+
+
+def _no_tool_calls(call: _AgentCall | None) -> str:
+    """For a slot with tools that ended without any tool call: the server may not support tool calling."""
+    if call is None or not call.requests.offered_tools or call.requests.tool_calls:
+        return ""
+    asked = call.requests.count
+    return (
+        f" (none of its {asked} request{'s' if asked != 1 else ''} with tools got a tool call: the server may not "
+        "support tool calling)"
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,12 +240,17 @@ def _agent_call(
     stream: SlotStream,
     resume: tuple[ModelMessage, ...],
     output: Output,
+    *,
+    previous: _AgentCall | None = None,
 ) -> _AgentCall:
+    """The slot's agent run; `previous`: the run it goes on from after an `AnswerProblem` (its request hooks
+    and output meter are kept, so requests are numbered and tokens counted across both)."""
     options, name = rendered.options, stream.slot
     budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
     for warning in budget.warnings:
         state.warn(name, warning)
-    stream.meter = OutputMeter(budget.output_tokens)
+    if previous is None:
+        stream.meter = OutputMeter(budget.output_tokens)
     tools: list[Tool[Any]] = []
     calls: SlotCalls | None = None
     toolsets = state.toolsets if options.use_tools else ()
@@ -203,8 +264,11 @@ def _agent_call(
     # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
     # one capability (only with tools, `agents.py`) reads.
     state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
-    requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
+    requests = previous.requests if previous is not None else SlotRequests(state=state, slot=name, stream=stream,
+                                                                            model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
+    mode = chosen_mode(options.output_mode, state.output_mode, model, state.server)
+    auto_tool = answers == "typed" and mode == "tool" and (options.output_mode or state.output_mode) == "auto"
     agent = state.agents.agent_for(
         tools=tools,
         toolsets=toolsets,
@@ -222,8 +286,8 @@ def _agent_call(
     return _AgentCall(
         agent=agent,
         binding=Binding(calls=calls, approve=functools.partial(resolve_approvals, state, name), validate=validate),
-        model=SlotModel(model, requests),
-        output_type=None if answers != "typed" else output.type,
+        model=SlotModel(model, requests, auto_tool=auto_tool),
+        output_type=None if answers != "typed" else typed_output(output.type, mode),
         instructions=_instructions(spec, rendered, state.reference_time),
         prompt=prompt,
         past=past,
@@ -235,15 +299,28 @@ def _agent_call(
     )
 
 
-def _failure(slot: str, exc: BaseException) -> str:
-    """What a slot that failed says: the exception, or for spent retries, which budget ran out and how to raise it."""
+def _failure(slot: str, exc: BaseException, stream: SlotStream) -> str:
+    """What a slot that failed says: the exception, or for spent retries, what the model last wrote and how to
+    allow more."""
     if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
         fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
+        wrote = _last_text(stream.new_messages())
+        said = f"; the model last wrote {quoted(wrote)}" if wrote is not None else ""
         return (
-            f"slot {slot!r} gave up: {fact} (each invalid tool call or answer was fed back to the model; "
+            f"slot {slot!r} gave up: {fact}{said} (each invalid tool call or answer was fed back to the model; "
             "set retries= on the slot to allow more)"
         )
     return describe(exc)
+
+
+def _last_text(messages: Sequence[ModelMessage]) -> str | None:
+    """The text of the slot's last response that had any (what a typed slot's model wrote instead of a value)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            text = "".join(p.content for p in message.parts if isinstance(p, TextPart))
+            if text.strip():
+                return text
+    return None
 
 
 def retry_budget(options: SlotOptions, budget: SlotBudget) -> int:
