@@ -217,11 +217,18 @@ class SlotRequests:
     """The function tools this slot's requests offered (a slot whose rounds end without a call says so)."""
     tool_calls: int = 0
     """Calls of those tools in this slot's responses."""
+    last_row: Usage | None = None
+    """The usage row of the last response (`after`), for a response the slot then sets aside."""
 
     @property
     def count(self) -> int:
         """Requests this slot has finished (or abandoned) so far."""
         return self._count
+
+    @property
+    def in_flight(self) -> bool:
+        """A request was sent and its response has not ended (`after`)."""
+        return self._in_flight
 
     @property
     def offered_tools(self) -> bool:
@@ -306,7 +313,9 @@ class SlotRequests:
             # The provider reported nothing (llama.cpp streams no usage): counted here, marked estimated.
             row = replace(row, input_tokens=_tokens(message_chars(sent)), output_tokens=_tokens(
                 message_chars((response,))), estimated=True)
-            state.usage.estimate(self.slot, row.input_tokens, row.output_tokens)
+            state.usage.add(self.slot, Usage(input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+                                             estimated=True))
+        self.last_row = row
         self._reported = self._reported + row
         state.emit(
             ModelResponseReceived(

@@ -28,7 +28,7 @@ from ..providers.known_secrets import model_secrets
 from ..providers.models import resolve_model
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
-from ..usage import MAX_REQUESTS
+from ..usage import MAX_REQUESTS, Usage
 from .agents import Answers, Binding, bound
 from .answer_checks import ANSWER_RETRIES, AnswerProblem, delay, fallback_note, gave_up, reason
 from .approvals import resolve_approvals
@@ -147,7 +147,16 @@ class _Again:
         """Say what happened, wait if the server needs a moment, and return the rounds to go on from; raise
         `SlotEnded` once empty or cut-off answers used up their tries."""
         name = stream.slot
-        call.requests.abandon("failed")  # a request answered with not even a first chunk still gets its row
+        requests = call.requests
+        # pydantic-ai never counted this request (the problem was raised before it took the response): its
+        # reported tokens are added here (an estimate was added already); one answered with not even a first
+        # chunk is still in flight, and gets its row now.
+        row = requests.last_row if not requests.in_flight and requests.last_row is not None else None
+        lost = Usage(requests=1)
+        if row is not None and not row.estimated:
+            lost = Usage(requests=1, input_tokens=row.input_tokens, output_tokens=row.output_tokens, cost=row.cost)
+        requests.abandon("failed")
+        state.usage.add(name, lost)
         facts, key = state.server, server_key(call.model.wrapped)
         if problem.kind == "tools_unstreamed" and key not in facts.unstreamed_tools:
             facts.unstreamed_tools.add(key)

@@ -42,11 +42,12 @@ from __future__ import annotations
 import operator
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -87,6 +88,20 @@ def _server_said(exc: EmptyResponse) -> str | None:
     cause = exc.__cause__
     body = getattr(cause, "body", None)
     return str(body)[:300] if isinstance(body, str | dict) and body else None
+
+
+def _with_text(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """`messages` with an empty text part in each response that has tool calls and no text (copies; the run's
+    record is not touched). pydantic-ai sends such a response as `content: null`, which OpenAI accepts and
+    llama.cpp's server refuses (HTTP 500, "Input should be a valid string"): with it, `content` is `""`."""
+    out: list[ModelMessage] | None = None
+    for i, message in enumerate(messages):
+        if isinstance(message, ModelResponse) and not any(isinstance(p, TextPart) for p in message.parts) and any(
+            isinstance(p, ToolCallPart) for p in message.parts
+        ):
+            out = out if out is not None else list(messages)
+            out[i] = replace(message, parts=[TextPart(""), *message.parts])
+    return messages if out is None else out
 
 
 def _repair(response: ModelResponse, params: ModelRequestParameters) -> None:
@@ -151,6 +166,8 @@ class SlotModel(WrapperModel):
             sent = [*self._sent, messages[-1]]
         else:
             sent = await self._before(messages, params, run_context)
+        if self.network:
+            sent = _with_text(sent)
         async with self._open(sent, model_settings, params, run_context) as stream:
             try:
                 yield stream

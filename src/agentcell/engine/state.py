@@ -69,7 +69,7 @@ class UsageBook:
         """What earlier segments of a resumed run spent."""
         self._reported = self._base
         self._estimated: dict[str, Usage] = {}
-        """Per slot: tokens counted here for responses whose provider reported none (marked `estimated`)."""
+        """Per slot: what was counted here (`add`): estimates, and requests pydantic-ai never counted."""
 
     @property
     def total(self) -> Usage:
@@ -80,9 +80,9 @@ class UsageBook:
             total = total + usage
         return total
 
-    def estimate(self, slot: str, input_tokens: int, output_tokens: int) -> None:
-        """Add a local count for a response whose provider reported no usage (`requests.py`)."""
-        spent = Usage(input_tokens=input_tokens, output_tokens=output_tokens, estimated=True)
+    def add(self, slot: str, spent: Usage) -> None:
+        """Add what pydantic-ai does not count: a local estimate for a response whose provider reported no usage
+        (`requests.py`), a request whose response the slot set aside (`slot.py`)."""
         self._estimated[slot] = self._estimated.get(slot, Usage()) + spent
         self._announce(slot)
 

@@ -17,7 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ...options import NO_DEPS, RunOptions
-from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
+from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, OutputMode
 from ..launch import LaunchSpec
 from .notebook import current_cell_id, namespace_snapshot, notebook_tools, notebook_toolsets
 
@@ -83,9 +83,10 @@ def cell_options(
     max_tokens: int = MAX_OUTPUT_TOKENS,
     approve: str = "none",
     history_from: tuple[ModelMessage, ...] | None = None,
+    output_mode: OutputMode = "auto",
 ) -> RunOptions:
     """The `RunOptions` a cell's flags (and `%agent config`) ask for: `--model`, `--context`, `--deps` (its
-    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`."""
+    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`, `--output-mode`."""
     return RunOptions(
         context=context,
         model=model,
@@ -94,6 +95,7 @@ def cell_options(
         limits=UsageLimits(request_limit=max_iter, tool_calls_limit=max_calls, output_tokens_limit=max_tokens),
         approve_writes=approve == "writes",
         history=history_from,
+        output_mode=output_mode,
     )
 
 

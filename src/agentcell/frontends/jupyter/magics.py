@@ -23,7 +23,7 @@ from traitlets import Bool, Int, Unicode
 
 from ...errors import AgentcellError, TemplateSyntaxError
 from ...loops import running_loop
-from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
+from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, OUTPUT_MODES
 from ..registry import RunRegistry
 from .batch_args import batch_arguments
 from .commands import AgentCommands
@@ -71,6 +71,8 @@ class AgentMagics(AgentCommands, Magics):
     @argument("--max-calls", type=int, metavar="N", help="Ceiling of tool calls per slot.")
     @argument("--max-tokens", type=int, metavar="N", help="Ceiling of output tokens per slot.")
     @argument("--approve", choices=("none", "writes"), help="Ask before every non-readonly tool call (writes).")
+    @argument("--output-mode", choices=OUTPUT_MODES, help="How typed slots ask for their value: tool, native, "
+              "prompted (JSON in the text, for servers without tool calls) or auto (default: tool, else prompted).")
     @argument("--wait", action="store_true", help="Block the cell until the run ends (Run All, nbclient).")
     @argument("--continue", dest="continue_from", metavar="NAME", help="Continue the conversation of run NAME.")
     @argument("--record", metavar="FILE", help="Write every model response of the run to a JSON cassette.")
@@ -150,6 +152,7 @@ class AgentMagics(AgentCommands, Magics):
             max_tokens=args.max_tokens or self.max_tokens,
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
+            output_mode=args.output_mode or "auto",
         )
         return build_spec(
             cell,
