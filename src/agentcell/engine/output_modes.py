@@ -113,20 +113,29 @@ def repair(text: str, schema: dict[str, Any] | None) -> str | None:
         value = json.loads(stripped)
     except ValueError:
         value = _NOTHING
-    if isinstance(value, dict):
-        return None if stripped == text.strip() else stripped  # a fenced object: pydantic-ai reads a fence itself
     wrapped = _only_response(schema)
-    if value is not _NOTHING:
+    if value is _NOTHING:
+        found = _one_object(stripped)
+        if found is not None:
+            value, stripped = json.loads(found), found
+    if isinstance(value, dict) and (wrapped is None or "response" in value):
+        return None if stripped == text.strip() else stripped  # as written (a fence pydantic-ai reads itself)
+    if value is not _NOTHING:  # a bare value, or an object that is the value (`[[json:j]]`)
         return json.dumps({"response": value}) if wrapped is not None else None
-    found = _one_object(stripped)
-    if found is not None:
-        return found
     if wrapped is not None:
         word = stripped.strip("\"'`. \n")
-        choices = wrapped.get("enum")
-        if isinstance(choices, list) and word in [str(c) for c in choices]:
+        if word in _choices(wrapped):
             return json.dumps({"response": word})
     return None
+
+
+def _choices(schema: dict[str, Any]) -> list[str]:
+    """The enum values of a property's schema (`anyOf` members too: an optional pick is `enum | null`)."""
+    found = [str(c) for c in schema.get("enum") or ()]
+    for member in schema.get("anyOf") or ():
+        if isinstance(member, dict):
+            found.extend(str(c) for c in member.get("enum") or ())
+    return found
 
 
 _NOTHING: Any = object()
