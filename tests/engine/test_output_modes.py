@@ -191,3 +191,15 @@ async def test_budget_advice_never_suggests_the_max_iter_already_set() -> None:
     assert result.status == "budget_exhausted"
     assert result.error is not None and "raise max_iter= on the slot" in result.error
     assert "set max_iter" not in result.error and "or set" not in result.error
+
+
+async def test_a_slot_with_tools_whose_rounds_end_without_a_call_says_the_server_may_not_support_them() -> None:
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    script = Script(*[["I will not call anything."] for _ in range(2)])
+    result = await start("Go. [[int:n|use_tools, max_iter=2]]",
+                         RunOptions(model=script.model, tools=[ping], journal=False, now=NOW, output_mode="tool"))
+    assert result.status in ("budget_exhausted", "failed")
+    assert result.error is not None and "the server may not support tool calling" in result.error

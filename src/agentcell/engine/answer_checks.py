@@ -82,9 +82,18 @@ def check(response: ModelResponse, params: ModelRequestParameters, expect: Expec
         return AnswerProblem("empty", tools=tools)
     if expect.auto_tool and params.output_tools and not params.allow_text_output:
         return AnswerProblem("no_output_tool", wrote=text, tools=True)
-    if expect.network and response.finish_reason is None:
+    if expect.network and _no_finish_reason(response):
         return AnswerProblem("cut_off", wrote=text, tools=tools)
     return None
+
+
+def _no_finish_reason(response: ModelResponse) -> bool:
+    """Whether a Chat Completions stream ended with no finish reason in any chunk. pydantic-ai then says `stop`
+    anyway; only the raw reason it keeps in `provider_details` tells the two apart (OpenAI-style providers)."""
+    details = response.provider_details or {}
+    return response.provider_name == "openai" and response.finish_reason in (None, "stop") and (
+        details.get("finish_reason") is None
+    )
 
 
 def opened_empty(params: ModelRequestParameters, expect: Expect, said: str | None) -> AnswerProblem:
