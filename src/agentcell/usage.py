@@ -72,8 +72,8 @@ OutputMode: TypeAlias = Literal["auto", "tool", "native", "prompted"]
 * `native`: the provider's JSON-schema `response_format` (`NativeOutput`);
 * `prompted`: the schema in the instructions, the JSON read from the answer's text (`PromptedOutput`),
   repaired where that is safe (a fenced or prose-wrapped object, a bare value);
-* `auto` (the default): `tool` where the model's profile supports tools, else `prompted`; and when a server
-  answers a required output-tool call with nothing or with prose, the slot says so and asks again `prompted`.
+* `auto` (the default): `tool`; and when a server answers a required output-tool call with nothing or with
+  prose, the slot says so and asks again `prompted` (and so do the run's later typed slots on that server).
 """
 OUTPUT_MODES: tuple[OutputMode, ...] = get_args(OutputMode)
 

@@ -7,8 +7,8 @@ hosted model does well), `NativeOutput` (the provider's JSON-schema `response_fo
 answers a streamed request with tools with an empty stream or with prose, so a tool-mode typed slot there
 never gets a value; asked in the prompt, even a small model can write `{"response": 4}`.
 
-`auto` (the default) takes `tool` where the model's profile supports tools, else `prompted`; a server that
-answers a required output-tool call with nothing or with prose makes the slot ask again `prompted`
+`auto` (the default) takes `tool`; a server that answers a required output-tool call with nothing or with
+prose makes the slot ask again `prompted`
 (`answers.py` finds it, `slot.py` restarts the slot and says so), and the run remembers it for the server
 (`ServerFacts`), so later slots and a batch's later rows ask `prompted` at once.
 
@@ -78,16 +78,8 @@ def chosen_mode(requested: OutputMode | None, run_mode: OutputMode, model: Model
     mode = requested or run_mode
     if mode != "auto":
         return mode
-    if server_key(model) in facts.prompted or not _supports_tools(model):
-        return "prompted"
-    return "tool"
-
-
-def _supports_tools(model: Model) -> bool:
-    profile: Any = model.profile
-    if isinstance(profile, dict):
-        return bool(profile.get("supports_tools", True))
-    return bool(getattr(profile, "supports_tools", True))
+    # Per model as the run finds it (not its pydantic-ai profile, whose first read loads the price data: ~0.8 s).
+    return "prompted" if server_key(model) in facts.prompted else "tool"
 
 
 def typed_output(answer: type[Any], mode: Asked) -> Any:

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
@@ -28,16 +29,18 @@ from ..providers.known_secrets import model_secrets
 from ..providers.models import resolve_model
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
-from ..usage import MAX_REQUESTS, Usage
+from ..usage import MAX_REQUESTS
+from .again import Again, no_tool_calls
+from .again import resumable as resumable
 from .agents import Answers, Binding, bound
-from .answer_checks import ANSWER_RETRIES, AnswerProblem, delay, fallback_note, gave_up, reason
+from .answer_checks import AnswerProblem
 from .approvals import resolve_approvals
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls
 from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
-from .output_modes import chosen_mode, quoted, server_key, typed_output
+from .output_modes import chosen_mode, quoted, typed_output
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
 from .slotmodel import SlotModel
@@ -92,37 +95,30 @@ async def run_slot(
     limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
-    call: _AgentCall | None = None
-    again = _Again()
+    attempts = _Attempts(state, spec, rendered, history, stream, output)
     try:
-        while True:
-            call = _agent_call(state, spec, rendered, history, stream, tuple(resume), output, previous=call)
-            try:
-                result = await call.run()
-                break
-            except AnswerProblem as problem:  # the server's state, not the model's answer: go on from the last request
-                resume = await again(state, stream, call, problem)
+        result = await attempts.run(tuple(resume))
     except UsageLimitExceeded as exc:
         message = exhausted_message(name, exc, max_iter_set=rendered.options.max_iter is not None)
-        message += _no_tool_calls(call)
-        _fail(state, stream, call, "budget_exhausted", message, None)
+        message += no_tool_calls(attempts.requests)
+        _fail(state, stream, attempts.call, "budget_exhausted", message, None)
         raise SlotEnded("budget_exhausted", message) from exc
     except GuardTrip as trip:
-        _fail(state, stream, call, "halted", str(trip), "halted")
+        _fail(state, stream, attempts.call, "halted", str(trip), "halted")
         raise
     except asyncio.CancelledError as exc:
         if not stop_requested():  # raised by a model or a hook, not by Stop: a failure like any other
             message = f"{describe(exc)} raised inside the slot (nobody pressed Stop)"
-            _fail(state, stream, call, "failed", message, "errored")
+            _fail(state, stream, attempts.call, "failed", message, "errored")
             raise SlotEnded("failed", message) from exc
-        _fail(state, stream, call, "stopped", "stopped", None, keep_partial=True)
+        _fail(state, stream, attempts.call, "stopped", "stopped", None, keep_partial=True)
         raise
     except SlotEnded as ended:  # a guard this slot joined failed, or a tool ended the run
-        _fail(state, stream, call, "failed", ended.message, "errored")
+        _fail(state, stream, attempts.call, "failed", ended.message, "errored")
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
-        message = _failure(name, exc, stream) + _no_tool_calls(call)
-        _fail(state, stream, call, "failed", message, "errored")
+        message = _failure(name, exc, stream) + no_tool_calls(attempts.requests)
+        _fail(state, stream, attempts.call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
@@ -133,61 +129,6 @@ async def run_slot(
     text = answer_text(value)
     state.emit(SlotCompleted(run_id=state.run_id, slot=name, value=value, text=text))
     return SlotOutcome(value=value, text=text, messages=state.transcript[name])
-
-
-@dataclass
-class _Again:
-    """How a slot goes on after an `AnswerProblem` (`answer_checks.py`): how often it has asked again."""
-
-    tries: int = 0
-
-    async def __call__(
-        self, state: RunState, stream: SlotStream, call: _AgentCall, problem: AnswerProblem
-    ) -> tuple[ModelMessage, ...]:
-        """Say what happened, wait if the server needs a moment, and return the rounds to go on from; raise
-        `SlotEnded` once empty or cut-off answers used up their tries."""
-        name = stream.slot
-        requests = call.requests
-        # pydantic-ai never counted this request (the problem was raised before it took the response): its
-        # reported tokens are added here (an estimate was added already); one answered with not even a first
-        # chunk is still in flight, and gets its row now.
-        row = requests.last_row if not requests.in_flight and requests.last_row is not None else None
-        lost = Usage(requests=1)
-        if row is not None and not row.estimated:
-            lost = Usage(requests=1, input_tokens=row.input_tokens, output_tokens=row.output_tokens, cost=row.cost)
-        requests.abandon("failed")
-        state.usage.add(name, lost)
-        facts, key = state.server, server_key(call.model.wrapped)
-        if problem.kind == "tools_unstreamed" and key not in facts.unstreamed_tools:
-            facts.unstreamed_tools.add(key)
-            state.warn(name, fallback_note(name, problem))
-        elif problem.kind == "no_output_tool" and key not in facts.prompted:
-            facts.prompted.add(key)
-            state.warn(name, fallback_note(name, problem))
-        else:
-            self.tries += 1
-            if self.tries > ANSWER_RETRIES:
-                raise SlotEnded("failed", gave_up(name, problem, self.tries))
-            wait = delay(self.tries)
-            why = reason(problem)
-            state.emit(Retrying(run_id=state.run_id, slot=name, attempt=self.tries, delay_s=wait, reason=why))
-            stream.retract("errored")  # a cut-off answer's text is asked for again
-            await asyncio.sleep(wait)  # a Stop cancels the wait at once
-        if stream.usage is not None:
-            state.usage.carry(name)  # what this agent run spent stays counted; the next one counts from zero
-        stream.step_offset = call.requests.count
-        return resumable(stream.new_messages())
-
-
-def _no_tool_calls(call: _AgentCall | None) -> str:
-    """For a slot with tools that ended without any tool call: the server may not support tool calling."""
-    if call is None or not call.requests.offered_tools or call.requests.tool_calls:
-        return ""
-    asked = call.requests.count
-    return (
-        f" (none of its {asked} request{'s' if asked != 1 else ''} with tools got a tool call: the server may not "
-        "support tool calling)"
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,6 +176,35 @@ class _AgentCall:
             return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
 
 
+@dataclass
+class _Attempts:
+    """A slot's agent runs: one, and one more after each `AnswerProblem`, going on from the last request
+    (`again.py`: the server's state, not the model's answer)."""
+
+    state: RunState
+    spec: SlotSpec
+    rendered: RenderedSlot
+    history: Sequence[ModelMessage]
+    stream: SlotStream
+    output: Output
+    call: _AgentCall | None = None
+    """The agent run under way (or that ended the slot)."""
+
+    @property
+    def requests(self) -> SlotRequests | None:
+        return None if self.call is None else self.call.requests
+
+    async def run(self, resume: tuple[ModelMessage, ...]) -> AgentRunResult[Any]:
+        again = Again()
+        while True:
+            self.call = _agent_call(self.state, self.spec, self.rendered, self.history, self.stream, resume,
+                                    self.output, previous=self.call)
+            try:
+                return await self.call.run()
+            except AnswerProblem as problem:
+                resume = await again(self.state, self.stream, self.call.requests, self.call.model.wrapped, problem)
+
+
 def _warn_once(state: RunState, slot: str, message: str) -> None:
     """A warning said once per run (the wire capture's: every request of every slot would repeat it)."""
     if message not in state.warnings:
@@ -260,15 +230,7 @@ def _agent_call(
         state.warn(name, warning)
     if previous is None:
         stream.meter = OutputMeter(budget.output_tokens)
-    tools: list[Tool[Any]] = []
-    calls: SlotCalls | None = None
-    toolsets = state.toolsets if options.use_tools else ()
-    if options.use_tools:
-        entries = state.registry.select(options.tools, elsewhere=bool(toolsets))
-        policies = {tool: entry.policy for tool, entry in entries.items()}
-        allowed = None if options.tools is None else frozenset(options.tools)
-        calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
-        tools = [entry.tool for entry in entries.values()]
+    tools, calls, toolsets = _slot_tools(state, options, name, budget)
     model = state.model.model if options.model is None else resolve_model(options.model).model
     # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
     # one capability (only with tools, `agents.py`) reads.
@@ -276,7 +238,7 @@ def _agent_call(
     requests = previous.requests if previous is not None else SlotRequests(state=state, slot=name, stream=stream,
                                                                             model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
-    mode = chosen_mode(options.output_mode, state.output_mode, model, state.server)
+    mode = chosen_mode(options.output_mode, state.output_mode, model, state.server) if answers == "typed" else "tool"
     auto_tool = answers == "typed" and mode == "tool" and (options.output_mode or state.output_mode) == "auto"
     agent = state.agents.agent_for(
         tools=tools,
@@ -306,6 +268,20 @@ def _agent_call(
         settings=_settings(options),
         state=state,
     )
+
+
+def _slot_tools(
+    state: RunState, options: SlotOptions, name: str, budget: SlotBudget
+) -> tuple[list[Tool[Any]], SlotCalls | None, tuple[AbstractToolset[Any], ...]]:
+    """The slot's tools, its tool calls and the run's toolsets it offers (none without `use_tools`)."""
+    if not options.use_tools:
+        return [], None, ()
+    toolsets = state.toolsets
+    entries = state.registry.select(options.tools, elsewhere=bool(toolsets))
+    policies = {tool: entry.policy for tool, entry in entries.items()}
+    allowed = None if options.tools is None else frozenset(options.tools)
+    calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
+    return [entry.tool for entry in entries.values()], calls, toolsets
 
 
 def _failure(slot: str, exc: BaseException, stream: SlotStream) -> str:
@@ -398,15 +374,3 @@ def _fail(
             partial=partial if keep_partial else "",
         )
     )
-
-
-def resumable(messages: Sequence[ModelMessage]) -> tuple[ModelMessage, ...]:
-    """A stopped slot's messages a resume can go on from: up to its last request.
-
-    A trailing response is dropped: it is the interrupted one (partial text, or tool calls that never
-    got their results), so the model answers that request again.
-    """
-    end = len(messages)
-    while end and not isinstance(messages[end - 1], ModelRequest):
-        end -= 1
-    return tuple(messages[:end])

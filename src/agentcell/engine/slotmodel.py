@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import AsyncGenerator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -206,13 +206,11 @@ class SlotModel(WrapperModel):
                 raise opened_empty(params, self._expect(params), _server_said(exc)) from exc
             yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
             return
-        async with AsyncExitStack() as stack:
-            try:
-                opened = self.wrapped.request_stream(sent, settings, params, run_context)
-                stream = await stack.enter_async_context(opened)
-            except EmptyResponse as exc:  # not even a first chunk: the slot decides (answer_checks.py)
-                raise opened_empty(params, self._expect(params), _server_said(exc)) from exc
-            yield stream
+        try:
+            async with self.wrapped.request_stream(sent, settings, params, run_context) as stream:
+                yield stream
+        except EmptyResponse as exc:  # not even a first chunk (raised on opening): the slot decides (answer_checks.py)
+            raise opened_empty(params, self._expect(params), _server_said(exc)) from exc
 
     def _expect(self, params: ModelRequestParameters) -> Expect:
         facts = self.requests.state.server
