@@ -105,3 +105,29 @@ async def test_tool_rounds_go_unstreamed_when_the_server_streams_nothing_for_the
         # The call's response went back to the server with `content: ""`, which llama.cpp's server requires.
         sent_back = [m for m in server.chat_requests[-1].body["messages"] if m.get("tool_calls")]
         assert [m.get("content") for m in sent_back] == [""]
+
+
+async def test_after_a_cut_off_a_batch_sends_the_server_one_request_at_a_time() -> None:
+    """llama.cpp's server serves one request at a time and cuts the stream it writes when another waits; once
+    a row saw that, the batch's rows queue for the server instead of cutting each other off."""
+    import agentcell
+
+    server = FakeOpenAI()
+    waiting: list[int] = []
+    """For each request as it arrives: how many other responses the server is still writing."""
+
+    def one_at_a_time(body: dict[str, Any]) -> Reply:
+        waiting.append(sum(1 for r in server.chat_requests[:-1] if r.outcome == "pending"))
+        if len(waiting) == 1:
+            return Reply(Text("Once"), Cut())
+        return Reply(Text("A whole answer, slowly.", pieces=4, delay=0.01))
+
+    server.default = one_at_a_time
+    with server:
+        batch = agentcell.map("About {{ item }}. [[answer]]", [f"row {i}" for i in range(9)], concurrency=3,
+                              model=compat(server), journal=False)
+        result = await batch
+    assert result.counts == {"completed": 9}
+    assert len(waiting) == 10
+    # The first wave overlapped (and cut one answer off); the rows started after it waited their turn.
+    assert max(waiting[:4]) > 0 and waiting[5:] == [0] * 5

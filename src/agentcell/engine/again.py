@@ -18,8 +18,8 @@ from pydantic_ai.models import Model
 
 from ..events import Retrying
 from ..usage import Usage
-from .answer_checks import ANSWER_RETRIES, AnswerProblem, delay, fallback_note, gave_up, reason
-from .output_modes import server_key
+from .answer_checks import ANSWER_RETRIES, AnswerProblem, delay, fallback_note, gave_up, reason, serial_note
+from .output_modes import server_key, talks_to_server
 from .state import RunState, SlotEnded
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ class Again:
             facts.prompted.add(key)
             state.warn(name, fallback_note(name, problem))
         else:
+            if talks_to_server(model) and key not in facts.serial:
+                facts.serial[key] = asyncio.Semaphore(1)
+                state.warn(name, serial_note(name, problem))
             self.tries += 1
             if self.tries > ANSWER_RETRIES:
                 raise SlotEnded("failed", gave_up(name, problem, self.tries))

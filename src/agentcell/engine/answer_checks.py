@@ -128,7 +128,7 @@ def gave_up(slot: str, problem: AnswerProblem, attempts: int) -> str:
         return (
             f"slot {slot!r}: the server cut the answer off {times}, with no finish reason, after "
             f"{len(problem.wrote)} characters{said}; servers that serve one request at a time do this when "
-            "another request waits: lower the concurrency"
+            "another request waits"
         )
     if problem.tools:
         return (
@@ -152,4 +152,13 @@ def fallback_note(slot: str, problem: AnswerProblem) -> str:
     return (
         f"slot {slot!r}: the server answered the required output-tool call {what}; asking for the value as JSON "
         "in the instructions instead (output mode prompted)"
+    )
+
+
+def serial_note(slot: str, problem: AnswerProblem) -> str:
+    """The warning when a run starts sending a server one request at a time."""
+    what = "cut an answer off" if problem.kind == "cut_off" else "sent an empty answer"
+    return (
+        f"slot {slot!r}: the server {what}, as servers that serve one request at a time do when another "
+        "request waits; this run now sends it one request at a time"
     )

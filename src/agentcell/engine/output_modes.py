@@ -19,6 +19,7 @@ choices. Anything else is fed back to the model as a validation error, as pydant
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,6 +56,9 @@ class ServerFacts:
     them `prompted`."""
     unstreamed_tools: set[str] = field(default_factory=set)
     """Servers that answered a streamed request with tools with nothing: requests with tools go unstreamed."""
+    serial: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+    """Servers that cut an answer off or sent an empty one (llama.cpp's ends the stream it is writing when another
+    request waits): the run's requests to them go one at a time, through this gate."""
 
 
 def server_key(model: Model) -> str:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -168,7 +168,8 @@ class SlotModel(WrapperModel):
             sent = await self._before(messages, params, run_context)
         if self.network:
             sent = _with_text(sent)
-        async with self._open(sent, model_settings, params, run_context) as stream:
+        gate = self.requests.state.server.serial.get(server_key(self.wrapped)) if self.network else None
+        async with gate or nullcontext(), self._open(sent, model_settings, params, run_context) as stream:
             try:
                 yield stream
             finally:  # a stopped or broken response is kept in the history too
