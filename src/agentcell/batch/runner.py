@@ -368,6 +368,8 @@ class Batch:
             raise
         finally:
             heap.release()
+            if self._prepared is not None:
+                await self._prepared.close()
             self._end()
 
     def _end(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -151,9 +152,15 @@ class _AgentCall:
     stream: SlotStream
     settings: ModelSettings
     state: RunState
+    owns_model: bool = False
+    """The slot's `model=` string was resolved for this run: its HTTP client is closed when the run ends."""
 
     async def run(self) -> AgentRunResult[Any]:
         state, name = self.state, self.requests.slot
+        async with self.model.wrapped if self.owns_model else nullcontext():
+            return await self._run(state, name)
+
+    async def _run(self, state: RunState, name: str) -> AgentRunResult[Any]:
         with (
             request_scope(name, on_retry=functools.partial(_report_retry, state, name)),
             capturing(self.requests.model, emit=state.emit, warn=functools.partial(_warn_once, state, name),
@@ -231,7 +238,8 @@ def _agent_call(
     if previous is None:
         stream.meter = OutputMeter(budget.output_tokens)
     tools, calls, toolsets = _slot_tools(state, options, name, budget)
-    model = state.model.model if options.model is None else resolve_model(options.model).model
+    resolved = state.model if options.model is None else resolve_model(options.model)
+    model, owned = resolved.model, resolved.owned and options.model is not None
     # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
     # one capability (only with tools, `agents.py`) reads.
     state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
@@ -267,6 +275,7 @@ def _agent_call(
         stream=stream,
         settings=_settings(options),
         state=state,
+        owns_model=owned,
     )
 
 

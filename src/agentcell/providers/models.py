@@ -57,6 +57,9 @@ class ResolvedModel:
     model: Model
     name: str
     offline: bool = False
+    owned: bool = False
+    """Built here from a model string: its HTTP client is agentcell's to close (`async with model`, pydantic-ai's
+    public way), which a run does when it ends, so no socket outlives the event loop (`asyncio.run`)."""
 
 
 def resolve_model(model: str | Model | None = None) -> ResolvedModel:
@@ -73,9 +76,9 @@ def resolve_model(model: str | Model | None = None) -> ResolvedModel:
     if spec.startswith(COMPAT_PREFIX + ":"):
         name, url = parse_compat(spec)
         compat = RetryingModel(openai_compatible(name, url), key_var=COMPAT_KEY_VAR)
-        return ResolvedModel(model=compat, name=f"{COMPAT_PREFIX}:{name}@{safe_url(url)}")
+        return ResolvedModel(model=compat, name=f"{COMPAT_PREFIX}:{name}@{safe_url(url)}", owned=True)
     key_var = _PROVIDER_KEYS.get(spec.partition(":")[0])
-    return ResolvedModel(model=RetryingModel(_infer(spec), key_var=key_var), name=spec)
+    return ResolvedModel(model=RetryingModel(_infer(spec), key_var=key_var), name=spec, owned=True)
 
 
 def record(path: str | os.PathLike[str], model: str | Model | None = None) -> RecordingModel:
