@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
+from pydantic_ai import exceptions as pydantic_ai_exceptions
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.settings import ModelSettings
@@ -296,6 +297,13 @@ def _slot_tools(
 def _failure(slot: str, exc: BaseException, stream: SlotStream) -> str:
     """What a slot that failed says: the exception, or for spent retries, what the model last wrote and how to
     allow more."""
+    if isinstance(exc, _TOKEN_LIMIT):  # the value was cut off by the slot's own max_tokens
+        wrote = _last_text(stream.new_messages())
+        said = f": the model wrote {quoted(wrote)}" if wrote is not None else ""
+        return (
+            f"slot {slot!r} reached its max_tokens before its value was complete{said} (raise max_tokens= on the "
+            "slot, or ask for a shorter answer)"
+        )
     if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
         fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
         wrote = _last_text(stream.new_messages())
@@ -305,6 +313,10 @@ def _failure(slot: str, exc: BaseException, stream: SlotStream) -> str:
             "set retries= on the slot to allow more)"
         )
     return describe(exc)
+
+
+_TOKEN_LIMIT: Any = getattr(pydantic_ai_exceptions, "OutputTokenLimitExceeded", ())
+"""pydantic-ai's error for structured output cut off by `max_tokens` (newer releases; none before)."""
 
 
 def _last_text(messages: Sequence[ModelMessage]) -> str | None:
