@@ -217,9 +217,6 @@ async def test_rows_that_fail_as_they_start_fail_one_by_one_without_nesting(monk
         def start(self, **_kwargs: Any) -> Any:
             raise RuntimeError("no run today")
 
-        async def close(self) -> None:
-            """The batch closes its prepared setup's model at its end."""
-
     monkeypatch.setattr(batch_runner, "prepare", lambda *_a, **_k: Refusing())
     words = [f"w{i}" for i in range(3000)]
     result = await asyncio.wait_for(map(TEMPLATE, words, model=Shouter().model, concurrency=8, journal=False), 30)

@@ -103,7 +103,9 @@ def start_batch(
                       runner=runner, engine="dask")
         runner.bind(batch)
         return batch
-    return Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest)
+    batch = Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest)
+    batch.owned_model = shared if resolved.owned and shared is not resolved.model else None
+    return batch
 
 
 def _compile(template: Template | str) -> Template:

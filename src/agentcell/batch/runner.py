@@ -26,6 +26,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Seque
 from dataclasses import replace
 from typing import Any, Literal, cast
 
+from pydantic_ai.models import Model
+
 from ..engine import Prepared, Run, prepare
 from ..errors import AgentcellError
 from ..events import Event
@@ -75,6 +77,8 @@ class Batch:
         engine: Literal["kernel", "dask"] = "kernel",
     ) -> None:
         self.template = template
+        self.owned_model: Model | None = None
+        """The model `map()` built from a model string and shares between the rows (closed at the batch's end)."""
         self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
         """A name for the batch (`%agent stop` says it; each row's run has its own run id)."""
         self.options = options
@@ -368,8 +372,9 @@ class Batch:
             raise
         finally:
             heap.release()
-            if self._prepared is not None:
-                await self._prepared.close()
+            if self.owned_model is not None:  # its rows are over: close the HTTP client of the model built here
+                async with self.owned_model:  # pydantic-ai's public way: the last exit closes the provider's client
+                    pass
             self._end()
 
     def _end(self) -> None:

@@ -137,13 +137,6 @@ class Prepared:
     def __init__(self, setup: _Setup) -> None:
         self._setup = setup
 
-    async def close(self) -> None:
-        """Close the HTTP client of a model this setup built from a string (its runs are over: a batch's end)."""
-        model = self._setup.model
-        if model.owned:
-            async with model.model:  # pydantic-ai's public way: the last exit closes the provider's own client
-                pass
-
     def start(self, *, context: Mapping[str, Any] | None = None, run_id: str | None = None) -> Run:
         """Start one run on the running loop: with the prepared options' context and run id, or these.
 
