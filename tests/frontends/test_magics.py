@@ -523,3 +523,17 @@ def test_cell_options_turn_the_flags_into_run_options() -> None:
                        approve="writes")
     assert got == RunOptions(model="test", context={"a": 1}, deps=deps, deps_type=dict, approve_writes=True,
                              limits=UsageLimits(request_limit=3, tool_calls_limit=4, output_tokens_limit=5))
+
+
+@pytest.mark.parametrize(("line", "mode"), [("", "auto"), ("--output-mode prompted", "prompted")])
+def test_output_mode_flag_reaches_the_run_options(ip: InteractiveShell, line: str, mode: str) -> None:
+    magics = ip.magics_manager.registry["AgentMagics"]
+    spec = magics.prepare(line, "How many? [[int:n]]")
+    assert spec.options.output_mode == mode
+
+
+def test_a_bad_output_mode_is_a_usage_error(ip: InteractiveShell) -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="invalid choice: 'json'"):
+        ip.run_cell_magic("agent", "--output-mode json", "How many? [[int:n]]")
