@@ -87,7 +87,18 @@ class Drop:
     """Close the connection abruptly, mid-stream (no final chunk, no `[DONE]`)."""
 
 
-Step = Text | Think | Call | Usage | Pause | Drop
+@dataclass(frozen=True)
+class Cut:
+    """End the stream with no finish reason, then `[DONE]`: what llama.cpp's server does to a stream when another
+    request waits (indistinguishable from a short answer but for the missing `finish_reason`)."""
+
+
+@dataclass(frozen=True)
+class NoUsage:
+    """Report no usage at all, streamed or not (llama.cpp's server streams none)."""
+
+
+Step = Text | Think | Call | Usage | Pause | Drop | Cut | NoUsage
 
 
 @dataclass(frozen=True)
@@ -471,6 +482,8 @@ def _events(reply: Reply, include_usage: bool) -> Iterator[str | Pause | Drop]:
     call_index = 0
     usage: Usage | None = None
     for step in reply.steps:
+        if isinstance(step, Cut | NoUsage):
+            continue
         if not opened and not isinstance(step, Pause | Drop | Usage):
             opened = True
             yield chunk({"role": "assistant", "content": ""})
@@ -495,9 +508,10 @@ def _events(reply: Reply, include_usage: bool) -> Iterator[str | Pause | Drop]:
             yield step
     if not opened:
         yield chunk({"role": "assistant", "content": ""})
-    yield chunk({}, "tool_calls" if call_index else "stop")
+    if not any(isinstance(s, Cut) for s in reply.steps):
+        yield chunk({}, "tool_calls" if call_index else "stop")
     usage = usage or _default_usage(reply)
-    if include_usage:
+    if include_usage and not any(isinstance(s, NoUsage) for s in reply.steps):
         total = usage.prompt_tokens + usage.completion_tokens
         yield json.dumps(
             {"id": ident, "object": "chat.completion.chunk", "created": created, "model": reply.model, "choices": [],
@@ -525,6 +539,8 @@ def _completion(reply: Reply) -> dict[str, Any]:
     usage = usage or _usage_json(_default_usage(reply))
     if calls:
         message["tool_calls"] = calls
+    if any(isinstance(s, NoUsage) for s in reply.steps):
+        usage = None
     return {
         "id": f"chatcmpl-{next(_counter)}", "object": "chat.completion", "created": int(time.time()),
         "model": reply.model, "usage": usage,

@@ -40,7 +40,7 @@ describe("reducer", () => {
     expect(slotAnswer(slot)).toBe("**Dr Ada** leads PSYC605.\n\nSee [the page](https://example.org/m).");
     expect([...slot.rounds.keys()]).toEqual([1, 2]);
     expect(slot.rounds.get(1).items.map((i) => i.type)).toEqual(["thinking", "narration", "tool"]);
-    expect(s.usage).toEqual({ requests: 2, tool_calls: 1, input_tokens: 1200, output_tokens: 340, cost: 0.0012 });
+    expect(s.usage).toEqual({ requests: 2, tool_calls: 1, input_tokens: 1200, output_tokens: 340, cost: 0.0012, estimated: false });
     expect(s.endT).toBe(3.25);
   });
 

@@ -8,6 +8,7 @@
   * ToolDefinitionError          a callable cannot be turned into a tool (bad signature, duplicate name)
   * ModelConfigError             a model string or provider cannot be resolved (e.g. a missing API key)
   * ProviderError                the provider refused a request (401, 400) or kept failing after retries
+    * EmptyResponse              the server answered (HTTP 200) with nothing at all: no text, no tool call
   * RunError                     a run ended without completing; carries what it produced
     * Halted                     a `[[halt:…]]` guard tripped; `.result` holds only results from before it
     * BudgetExhausted            a slot hit its ceiling of requests, tool calls or tokens
@@ -131,6 +132,15 @@ class ProviderError(AgentcellError):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+
+
+class EmptyResponse(ProviderError):
+    """The server answered a request successfully but sent nothing in it: no text and no tool call.
+
+    Not a refusal: llama.cpp's server, for one, sends HTTP 200 and then fails (a prompt past its context, a
+    streamed tool call it cannot serve), so the client sees an empty stream. A slot asks again a few times
+    or changes how it asks (`engine/answer_checks.py`); the message is the one sentence shown if it gives up.
+    """
 
 
 class RunError(AgentcellError):

@@ -35,6 +35,7 @@ from pydantic_ai.usage import UsageLimits
 from .events import ApprovalRequested
 from .journal import JournalOption
 from .result import RunResult
+from .usage import OutputMode
 
 ToolLike: TypeAlias = Callable[..., Any] | Tool[Any] | Mapping[str, Any]
 """A callable, a `pydantic_ai.Tool`, or an OpenAI-style declaration (its function named in `dispatch`)."""
@@ -145,6 +146,10 @@ class RunOptions:
     """Faults to inject on purpose, labelled "injected" wherever they show: `TOOL=error[:message]`, `TOOL=timeout`,
     `TOOL=wrong-type`, `TOOL=slow:SECONDS`, `model=429[:retry-after]`, `model=500`, `model=drop`,
     `model=slow:TOKENS_PER_S`, each once or `*N` times (`providers/faults.py`)."""
+    output_mode: OutputMode = "auto"
+    """How typed slots ask for their value: `tool`, `native`, `prompted` or `auto` (see `usage.OutputMode`); a
+    slot's `output_mode=` wins. `auto` falls back to `prompted`, visibly, on a server that answers a required
+    tool call with nothing or with prose."""
 
 
 # The keyword forms of `RunOptions`, in groups by which surfaces take them (a TypedDict cannot narrow a
@@ -174,6 +179,7 @@ class _EveryRunKeywords(TypedDict, total=False):
     now: datetime | None
     describe_media: str | Model | None
     inject: Sequence[str]
+    output_mode: OutputMode
 
 
 class _ApproveKeyword(TypedDict, total=False):

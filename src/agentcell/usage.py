@@ -51,6 +51,9 @@ class Usage:
     """Tokens the model wrote, as the provider reported them."""
     cost: float | None = None
     """Price in USD where the model's price is known; `None` otherwise."""
+    estimated: bool = False
+    """Some of the token counts were counted here, not reported: the provider sent no usage for a response
+    (llama.cpp's server streams none), so its tokens are a local estimate. Every view marks them `~`."""
 
     def __add__(self, other: Usage) -> Usage:
         cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
@@ -60,7 +63,21 @@ class Usage:
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cost=cost,
+            estimated=self.estimated or other.estimated,
         )
+
+
+OutputMode: TypeAlias = Literal["auto", "tool", "native", "prompted"]
+"""How a typed slot (`[[int:n]]`, `[[pick:c|a,b]]`, `[[json:j]]`, …) asks the model for its value:
+
+* `tool`: through pydantic-ai's output tool (`ToolOutput`): a required tool call whose arguments are the value;
+* `native`: the provider's JSON-schema `response_format` (`NativeOutput`);
+* `prompted`: the schema in the instructions, the JSON read from the answer's text (`PromptedOutput`),
+  repaired where that is safe (a fenced or prose-wrapped object, a bare value);
+* `auto` (the default): `tool`; and when a server answers a required output-tool call with nothing or with
+  prose, the slot says so and asks again `prompted` (and so do the run's later typed slots on that server).
+"""
+OUTPUT_MODES: tuple[OutputMode, ...] = get_args(OutputMode)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -536,3 +536,17 @@ def test_a_stepped_cell_never_waits_headless(monkeypatch: pytest.MonkeyPatch, fl
     assert wait_transformer(plain) != plain  # headless: rewritten into a wait
     stepped = [f"%%agent -o h {flag}\n", "Hi [[answer]]\n"]
     assert wait_transformer(stepped) == stepped
+
+
+@pytest.mark.parametrize(("line", "mode"), [("", "auto"), ("--output-mode prompted", "prompted")])
+def test_output_mode_flag_reaches_the_run_options(ip: InteractiveShell, line: str, mode: str) -> None:
+    magics = ip.magics_manager.registry["AgentMagics"]
+    spec = magics.prepare(line, "How many? [[int:n]]")
+    assert spec.options.output_mode == mode
+
+
+def test_a_bad_output_mode_is_a_usage_error(ip: InteractiveShell) -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="invalid choice: 'json'"):
+        ip.run_cell_magic("agent", "--output-mode json", "How many? [[int:n]]")

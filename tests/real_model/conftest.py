@@ -42,3 +42,17 @@ def server(llama_server: LlamaServer) -> LlamaServer:
         llama_server.log()[-4000:]
     )
     return llama_server
+
+
+@pytest.fixture(scope="session")
+def function_calling_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """A second server in llama-cpp-python's tool-calling chat format (`--chat_format chatml-function-calling`):
+    it answers tool calls, but only to unstreamed requests."""
+    if skip_requested():
+        pytest.skip(f"{SKIP_ENV} is set: the real-model tests are left out of this run")
+    server = start(tmp_path_factory.mktemp("llama-fc") / "server.log", extra_args=("--chat_format",
+                                                                                   "chatml-function-calling"))
+    try:
+        yield server
+    finally:
+        server.stop()

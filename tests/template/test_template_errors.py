@@ -39,7 +39,8 @@ CASES = [
         "unknown-option-typo",
         "[[answer|max_iters=3]]",
         "<cell>, line 1, column 10: unknown option 'max_iters'; did you mean 'max_iter'? (known options: "
-        "use_tools, max_iter, max_calls, tools, model, temperature, max_tokens, thinking, when, required, retries, min, max, "
+        "use_tools, max_iter, max_calls, tools, model, temperature, max_tokens, thinking, when, required, retries, output_mode, "
+        "min, max, "
         "ge, le, gt, lt, min_length, max_length, minlength, maxlength, pattern, regex, seed, mode, block)\n"
         "    [[answer|max_iters=3]]\n             ^",
     ),

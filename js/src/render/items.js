@@ -22,7 +22,8 @@ function payloadSummary(kind, d) {
     return `model request · round ${d.round ?? "?"} · ${plural(d.messages.length, "message")}${earlier}${tools}`;
   }
   if (kind === "model_response" && Array.isArray(d.parts)) {
-    const u = d.usage && typeof d.usage === "object" ? ` · ${formatCount(d.usage.input_tokens ?? 0)} in / ${formatCount(d.usage.output_tokens ?? 0)} out` : "";
+    const est = d.usage?.estimated === true ? "~" : "";
+    const u = d.usage && typeof d.usage === "object" ? ` · ${est}${formatCount(d.usage.input_tokens ?? 0)} in / ${est}${formatCount(d.usage.output_tokens ?? 0)} out` : "";
     return `model response · round ${d.round ?? "?"} · ${plural(d.parts.length, "part")}${u}${d.model_name ? ` · ${d.model_name}` : ""}`;
   }
   return kind.replace(/_/g, " ");

@@ -53,7 +53,7 @@ export const MAX_UNKNOWN = 200;
 
 /** @returns {Usage} */
 export function emptyUsage() {
-  return { requests: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0, cost: null };
+  return { requests: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0, cost: null, estimated: false };
 }
 
 export function createState() {
@@ -235,6 +235,7 @@ export function normUsage(u) {
     input_tokens: num(u.input_tokens),
     output_tokens: num(u.output_tokens),
     cost: typeof u.cost === "number" && Number.isFinite(u.cost) ? u.cost : null,
+    estimated: u.estimated === true,
   };
 }
 

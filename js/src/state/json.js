@@ -32,7 +32,9 @@ export function itemJSON(item) {
 }
 
 function usageJSON(u) {
-  return { requests: u.requests, tool_calls: u.tool_calls, input_tokens: u.input_tokens, output_tokens: u.output_tokens, cost: nul(u.cost) };
+  const out = { requests: u.requests, tool_calls: u.tool_calls, input_tokens: u.input_tokens, output_tokens: u.output_tokens, cost: nul(u.cost) };
+  if (u.estimated) out.estimated = true; // only then, as in Python's usage_json
+  return out;
 }
 
 function contextJSON(c) {

@@ -12,6 +12,7 @@ function addUsageDelta(slot, before, after) {
   if (after.cost !== null) {
     slot.usage.cost = (slot.usage.cost ?? 0) + Math.max(0, after.cost - (before.cost ?? 0));
   }
+  if (after.estimated) slot.usage.estimated = true;
 }
 
 function declareSlots(state, infos) {

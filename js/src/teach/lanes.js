@@ -14,7 +14,8 @@ export function laneHeads() {
 function roundTitle(r) {
   const parts = [`round ${r.round}`];
   if (r.offered) parts.push(r.offered.length ? `${plural(r.offered.length, "tool")} offered` : "no tools offered");
-  if (r.usage) parts.push(`${formatCount(r.usage.input_tokens ?? 0)} in / ${formatCount(r.usage.output_tokens ?? 0)} out tokens`);
+  const est = r.usage?.estimated === true ? "~" : ""; // counted here: the provider reported none
+  if (r.usage) parts.push(`${est}${formatCount(r.usage.input_tokens ?? 0)} in / ${est}${formatCount(r.usage.output_tokens ?? 0)} out tokens`);
   if (Number.isFinite(r.latencyMs) && r.latencyMs > 0) parts.push(formatMs(r.latencyMs));
   return h("h5", { class: "ac-round-title" }, parts.join(" · "));
 }

@@ -53,7 +53,7 @@ export function buildHeader(exportControls) {
     mTools: meterEl("agentcell-meter-tools", "tool calls"),
     slotScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the running slot" }),
     runScope: h("span", { class: "agentcell-meter-scope", title: "the meters after this count the whole run" }, "run:"),
-    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ while estimated from the streamed text)" }),
+    tokensEl: h("span", { class: "agentcell-meter-item agentcell-tokens", title: "tokens in / out (whole run; ~ where estimated: from the streamed text, or counted here when the provider reports no usage)" }),
     costEl: h("span", { class: "agentcell-meter-item agentcell-cost", title: "cost (whole run)", hidden: true }),
     context: contextEl(),
     slotMeters: buildSlotMeters(),
@@ -161,10 +161,13 @@ function renderMeters(hd, state) {
   renderSlotMeters(hd.slotMeters, state, sm.name); // the other slots of a run of several
   const u = state.usage;
   const out = shownOutputTokens(state);
-  setText(hd.tokensEl, `tokens ${formatCount(u.input_tokens)} in / ${out.estimated ? "~" : ""}${formatCount(out.tokens)} out`);
+  // `~`: counted here (the provider reported no usage), or the text streamed since its last report.
+  const inMark = u.estimated ? "~" : "";
+  const outMark = out.estimated || u.estimated ? "~" : "";
+  setText(hd.tokensEl, `tokens ${inMark}${formatCount(u.input_tokens)} in / ${outMark}${formatCount(out.tokens)} out`);
   setAttr(hd.tokensEl, "data-input", u.input_tokens);
   setAttr(hd.tokensEl, "data-output", out.tokens);
-  setAttr(hd.tokensEl, "data-estimated", out.estimated ? "true" : null);
+  setAttr(hd.tokensEl, "data-estimated", out.estimated || u.estimated ? "true" : null);
   // Shown once a request was answered: "—" when the model's price is unknown (never $0.00), the exact value on hover.
   setHidden(hd.costEl, !(u.requests > 0));
   setText(hd.costEl, `cost ${formatCost(u.cost)}`);

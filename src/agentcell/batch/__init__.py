@@ -130,8 +130,10 @@ def start_batch(
                       runner=runner, engine="dask", scorer=scorer, baseline=earlier)
         runner.bind(batch)
         return batch
-    return Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest, scorer=scorer,
-                 baseline=earlier)
+    batch = Batch(compiled, rows, options, settings, throttle=throttle, manifest=manifest, scorer=scorer,
+                  baseline=earlier)
+    batch.owned_model = shared if resolved.owned and shared is not resolved.model else None
+    return batch
 
 
 def _scorer(template: Template, expect: Mapping[str, str] | None, evaluators: Sequence[Any] | None) -> Scorer | None:

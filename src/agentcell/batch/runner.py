@@ -26,6 +26,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Literal, cast
 
+from pydantic_ai.models import Model
+
 from ..engine import Prepared, Run, prepare
 from ..errors import AgentcellError
 from ..loops import running_loop
@@ -84,6 +86,8 @@ class Batch(BatchReading):
         scorer: Scorer | None = None, baseline: Sequence[RowResult] | None = None, carried: Sequence[RowResult] = (),
     ) -> None:
         self.template, self.settings, self.engine = template, batch, engine
+        self.owned_model: Model | None = None
+        """The model `map()` built from a model string and shares between the rows (closed at the batch's end)."""
         self.run_id = f"batch-{uuid.uuid4().hex[:8]}"
         """A name for the batch (`%agent stop` says it; each row's run has its own run id)."""
         self.options = options
@@ -341,6 +345,9 @@ class Batch(BatchReading):
             raise
         finally:
             heap.release()
+            if self.owned_model is not None:  # its rows are over: close the HTTP client of the model built here
+                async with self.owned_model:  # pydantic-ai's public way: the last exit closes the provider's client
+                    pass
             self._end()
 
     def _end(self) -> None:

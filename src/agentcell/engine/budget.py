@@ -154,9 +154,14 @@ _CELL_HINTS = {
 }
 
 
-def exhausted_message(slot: str, exc: UsageLimitExceeded) -> str:
-    """Name the limit that was hit and how to raise it, in the words of the front end that started the run."""
+def exhausted_message(slot: str, exc: UsageLimitExceeded, *, max_iter_set: bool = False) -> str:
+    """Name the limit that was hit and how to raise it, in the words of the front end that started the run.
+
+    `max_iter_set`: the slot has its own `max_iter=`, which is what ran out; the advice is to raise that,
+    never to set it."""
     text = str(exc).split(". ")[0].rstrip(".")  # pydantic-ai appends a docs link; keep the fact
+    if max_iter_set and "request_limit" in text:
+        return f"slot {slot!r} ran out of budget: {text}; raise max_iter= on the slot"
     if HINT_STYLE.get() == "cell":
         field = next((f for f in _CELL_HINTS if f in text), None)
         hint = _CELL_HINTS[field].format(slot=slot) if field else "raise the ceilings with --max-iter/--max-calls"

@@ -15,12 +15,12 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_core import to_jsonable_python
 
@@ -179,6 +179,11 @@ def spend_check(state: RunState) -> None:
         raise UsageLimitExceeded(f"The run's cost limit of {format_cost(limit)} is reached ({spent} spent)")
 
 
+def _tokens(chars: int) -> int:
+    """About four characters a token (`context.estimate_tokens`' rule), at least one for any text."""
+    return math.ceil(chars / 4)
+
+
 def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
     return Usage(
         requests=1,
@@ -222,6 +227,26 @@ class SlotRequests:
     _scanned_last: ModelMessage | None = None
     _viewed: bool = False
     """Whether the request in flight sent the keeper's memoized view (no compaction rewrote it)."""
+    offered: set[str] = field(default_factory=set)
+    """The function tools this slot's requests offered (a slot whose rounds end without a call says so)."""
+    tool_calls: int = 0
+    """Calls of those tools in this slot's responses."""
+    last_row: Usage | None = None
+    """The usage row of the last response (`after`), for a response the slot then sets aside."""
+
+    @property
+    def count(self) -> int:
+        """Requests this slot has finished (or abandoned) so far."""
+        return self._count
+
+    @property
+    def in_flight(self) -> bool:
+        """A request was sent and its response has not ended (`after`)."""
+        return self._in_flight
+
+    @property
+    def offered_tools(self) -> bool:
+        return bool(self.offered)
 
     def abandon(self, ended: Literal["stopped", "failed"]) -> None:
         """The slot ended with a request in flight: it still gets its row (it was sent, maybe billed)."""
@@ -283,6 +308,7 @@ class SlotRequests:
         self._shown = offset + len(new)
         self._system = next((m["content"] for m in reversed(new) if m["role"] == "system"), self._system)
         tools = tuple(t.name for t in parameters.function_tools)
+        self.offered.update(tools)
         self.state.emit(
             ModelRequestSent(
                 run_id=self.state.run_id,
@@ -299,9 +325,17 @@ class SlotRequests:
         """After a request step's response has streamed to its end (`sent`: what `before` returned)."""
         self._count += 1
         self._in_flight = False
+        self.tool_calls += sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in self.offered)
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
         state.spent += row.cost or 0.0
+        if not (usage.input_tokens or usage.output_tokens) and response.parts:
+            # The provider reported nothing (llama.cpp streams no usage): counted here, marked estimated.
+            row = replace(row, input_tokens=_tokens(message_chars(sent)), output_tokens=_tokens(
+                message_chars((response,))), estimated=True)
+            state.usage.add(self.slot, Usage(input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+                                             estimated=True))
+        self.last_row = row
         self._reported = self._reported + row
         state.emit(
             ModelResponseReceived(

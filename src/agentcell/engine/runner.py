@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Generator
+from contextlib import nullcontext
 from typing import Any
 
 from ..errors import AgentcellError
@@ -213,7 +214,9 @@ class Run:
                 self._state.warn(None, warning.message)
             if self._stop_requested:
                 self._task.cancel()  # lands at the executor's first await, inside its handling
-            await self._executor.run()
+            model = self._state.model
+            async with model.model if model.owned else nullcontext():  # closes the HTTP client a string's model owns
+                await self._executor.run()
             self._result = self._build_result()
         finally:
             if self._result is None:  # a bug in the engine itself: readers must still see an ending

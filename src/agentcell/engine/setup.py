@@ -35,6 +35,7 @@ from .execute import Executor, ResumePoint
 from .fork import ForkPlan, remember, retag
 from .guard import Guards
 from .lesson import LessonControls
+from .output_modes import ServerFacts
 from .runner import Run
 from .sink import Sink
 from .state import RunState, UsageBook
@@ -62,6 +63,9 @@ class _Setup:
     """Warnings found while setting up (shown at the start of each segment)."""
     agents: SlotAgents = field(default_factory=SlotAgents)
     """The slots' pydantic-ai agents, built once per slot shape for every run started from this setup."""
+    server: ServerFacts = field(default_factory=ServerFacts)
+    """What runs of this setup learned about their servers (a batch's rows share it: the first row's fallback
+    spares the others the request that found it)."""
 
 
 @option_keywords
@@ -198,6 +202,7 @@ def _launch(
         registry=setup.registry,
         toolsets=grouped(options.toolsets),  # two MCP servers' clashing tool names prefixed
         approve_writes=options.approve_writes,
+        output_mode=options.output_mode,
         guards=Guards(run_id, sink.emit),
         usage=UsageBook(run_id, sink.emit, base=None if resume is None else resume.usage),
         deps=options.deps,
@@ -210,6 +215,7 @@ def _launch(
         describe_media=_describer(setup.options),
         cost_limit=options.cost_limit,
         spent=(resume.usage.cost or 0.0) if resume is not None else 0.0,
+        server=setup.server,
     )
     _lesson_mode(state, options)
     sink.state = state

@@ -11,14 +11,17 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
+from pydantic_ai import exceptions as pydantic_ai_exceptions
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserContent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserContent
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
 from ..errors import MediaError
@@ -30,7 +33,10 @@ from ..providers.models import resolve_model
 from ..providers.wire_capture import capturing
 from ..template.program import TEMPORAL_TYPES, RenderedSlot, SlotOptions, SlotSpec
 from ..usage import MAX_REQUESTS
+from .again import Again, no_tool_calls
+from .again import resumable as resumable
 from .agents import Answers, Binding, bound
+from .answer_checks import AnswerProblem
 from .approvals import resolve_approvals
 from .budget import OutputMeter, SlotBudget, exhausted_message, slot_budget, slot_limits
 from .calls import SlotCalls
@@ -38,6 +44,7 @@ from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .media import announce, check_model_reads, describing, prompt_media
+from .output_modes import chosen_mode, quoted, typed_output
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
 from .slotmodel import SlotModel
@@ -92,30 +99,30 @@ async def run_slot(
     limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
-    call: _AgentCall | None = None
+    attempts = _Attempts(state, spec, rendered, history, stream, output)
     try:
-        call = _agent_call(state, spec, rendered, history, stream, tuple(resume), output)
-        await announce(state, name, prompt_media(rendered.turns))
-        result = await call.run()
+        result = await attempts.run(tuple(resume))
     except UsageLimitExceeded as exc:
-        _fail(state, stream, call, "budget_exhausted", exhausted_message(name, exc), None)
-        raise SlotEnded("budget_exhausted", exhausted_message(name, exc)) from exc
+        message = exhausted_message(name, exc, max_iter_set=rendered.options.max_iter is not None)
+        message += no_tool_calls(attempts.requests)
+        _fail(state, stream, attempts.call, "budget_exhausted", message, None)
+        raise SlotEnded("budget_exhausted", message) from exc
     except GuardTrip as trip:
-        _fail(state, stream, call, "halted", str(trip), "halted")
+        _fail(state, stream, attempts.call, "halted", str(trip), "halted")
         raise
     except asyncio.CancelledError as exc:
         if not stop_requested():  # raised by a model or a hook, not by Stop: a failure like any other
             message = f"{describe(exc)} raised inside the slot (nobody pressed Stop)"
-            _fail(state, stream, call, "failed", message, "errored")
+            _fail(state, stream, attempts.call, "failed", message, "errored")
             raise SlotEnded("failed", message) from exc
-        _fail(state, stream, call, "stopped", "stopped", None, keep_partial=True)
+        _fail(state, stream, attempts.call, "stopped", "stopped", None, keep_partial=True)
         raise
     except SlotEnded as ended:  # a guard this slot joined failed, or a tool ended the run
-        _fail(state, stream, call, "failed", ended.message, "errored")
+        _fail(state, stream, attempts.call, "failed", ended.message, "errored")
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
-        message = _failure(name, exc)
-        _fail(state, stream, call, "failed", message, "errored")
+        message = _failure(name, exc, stream) + no_tool_calls(attempts.requests)
+        _fail(state, stream, attempts.call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
         state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
@@ -148,9 +155,15 @@ class _AgentCall:
     stream: SlotStream
     settings: ModelSettings
     state: RunState
+    owns_model: bool = False
+    """The slot's `model=` string was resolved for this run: its HTTP client is closed when the run ends."""
 
     async def run(self) -> AgentRunResult[Any]:
         state, name = self.state, self.requests.slot
+        async with self.model.wrapped if self.owns_model else nullcontext():
+            return await self._run(state, name)
+
+    async def _run(self, state: RunState, name: str) -> AgentRunResult[Any]:
         with (
             request_scope(name, on_retry=functools.partial(_report_retry, state, name)),
             capturing(self.requests.model, emit=state.emit, warn=functools.partial(_warn_once, state, name),
@@ -174,6 +187,38 @@ class _AgentCall:
             return await cancel_cooperatively(run, what=f"the model request of [[{name}]]", warn=warn)
 
 
+@dataclass
+class _Attempts:
+    """A slot's agent runs: one, and one more after each `AnswerProblem`, going on from the last request
+    (`again.py`: the server's state, not the model's answer)."""
+
+    state: RunState
+    spec: SlotSpec
+    rendered: RenderedSlot
+    history: Sequence[ModelMessage]
+    stream: SlotStream
+    output: Output
+    call: _AgentCall | None = None
+    """The agent run under way (or that ended the slot)."""
+
+    @property
+    def requests(self) -> SlotRequests | None:
+        return None if self.call is None else self.call.requests
+
+    async def run(self, resume: tuple[ModelMessage, ...]) -> AgentRunResult[Any]:
+        again = Again()
+        while True:
+            first = self.call is None
+            self.call = _agent_call(self.state, self.spec, self.rendered, self.history, self.stream, resume,
+                                    self.output, previous=self.call)
+            if first:  # the prompt's images, once per slot, before its first request (`media.py`)
+                await announce(self.state, self.stream.slot, prompt_media(self.rendered.turns))
+            try:
+                return await self.call.run()
+            except AnswerProblem as problem:
+                resume = await again(self.state, self.stream, self.call.requests, self.call.model.wrapped, problem)
+
+
 def _warn_once(state: RunState, slot: str, message: str) -> None:
     """A warning said once per run (the wire capture's: every request of every slot would repeat it)."""
     if message not in state.warnings:
@@ -188,29 +233,30 @@ def _agent_call(
     stream: SlotStream,
     resume: tuple[ModelMessage, ...],
     output: Output,
+    *,
+    previous: _AgentCall | None = None,
 ) -> _AgentCall:
+    """The slot's agent run; `previous`: the run it goes on from after an `AnswerProblem` (its request hooks
+    and output meter are kept, so requests are numbered and tokens counted across both)."""
     options, name = rendered.options, stream.slot
     budget = slot_budget(state.ceiling, slot=name, max_iter=options.max_iter, max_calls=options.max_calls)
     for warning in budget.warnings:
         state.warn(name, warning)
-    stream.meter = OutputMeter(budget.output_tokens)
-    tools: list[Tool[Any]] = []
-    calls: SlotCalls | None = None
-    toolsets = state.toolsets if options.use_tools else ()
-    if options.use_tools:
-        entries = state.registry.select(options.tools, elsewhere=bool(toolsets))
-        policies = {tool: entry.policy for tool, entry in entries.items()}
-        allowed = None if options.tools is None else frozenset(options.tools)
-        calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
-        tools = [entry.tool for entry in entries.values()]
-    model = state.model.model if options.model is None else resolve_model(options.model).model
+    if previous is None:
+        stream.meter = OutputMeter(budget.output_tokens)
+    tools, calls, toolsets = _slot_tools(state, options, name, budget)
+    resolved = state.model if options.model is None else resolve_model(options.model)
+    model, owned = resolved.model, resolved.owned and options.model is not None
     if state.describe_media is None:  # else pydantic-ai's FileUnderstanding describes what it cannot read
         check_model_reads(model, prompt_media(rendered.turns), slot=name)  # before any request (`media.py`)
     # The request hooks ride on the run's model; the tool calls and approvals on the binding the shared agent's
     # one capability (only with tools, `agents.py`) reads.
     state.secrets.add(model_secrets(model))  # masked wherever the run keeps the model's text
-    requests = SlotRequests(state=state, slot=name, stream=stream, model=model)
+    requests = previous.requests if previous is not None else SlotRequests(state=state, slot=name, stream=stream,
+                                                                            model=model)
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
+    mode = chosen_mode(options.output_mode, state.output_mode, model, state.server) if answers == "typed" else "tool"
+    auto_tool = answers == "typed" and mode == "tool" and (options.output_mode or state.output_mode) == "auto"
     agent = state.agents.agent_for(
         tools=tools,
         toolsets=toolsets,
@@ -228,8 +274,8 @@ def _agent_call(
     return _AgentCall(
         agent=agent,
         binding=Binding(calls=calls, approve=functools.partial(resolve_approvals, state, name), validate=validate),
-        model=SlotModel(model, requests),
-        output_type=None if answers != "typed" else output.type,
+        model=SlotModel(model, requests, auto_tool=auto_tool),
+        output_type=None if answers != "typed" else typed_output(output.type, mode),
         instructions=_instructions(spec, rendered, state.reference_time),
         prompt=prompt,
         past=past,
@@ -238,20 +284,59 @@ def _agent_call(
         stream=stream,
         settings=_settings(options),
         state=state,
+        owns_model=owned,
     )
 
 
-def _failure(slot: str, exc: BaseException) -> str:
-    """What a slot that failed says: the exception, or for spent retries, which budget ran out and how to raise it."""
+def _slot_tools(
+    state: RunState, options: SlotOptions, name: str, budget: SlotBudget
+) -> tuple[list[Tool[Any]], SlotCalls | None, tuple[AbstractToolset[Any], ...]]:
+    """The slot's tools, its tool calls and the run's toolsets it offers (none without `use_tools`)."""
+    if not options.use_tools:
+        return [], None, ()
+    toolsets = state.toolsets
+    entries = state.registry.select(options.tools, elsewhere=bool(toolsets))
+    policies = {tool: entry.policy for tool, entry in entries.items()}
+    allowed = None if options.tools is None else frozenset(options.tools)
+    calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
+    return [entry.tool for entry in entries.values()], calls, toolsets
+
+
+def _failure(slot: str, exc: BaseException, stream: SlotStream) -> str:
+    """What a slot that failed says: the exception, or for spent retries, what the model last wrote and how to
+    allow more."""
     if isinstance(exc, MediaError):
         return str(exc)  # already the one sentence naming the value and the slot
+    if isinstance(exc, _TOKEN_LIMIT):  # the value was cut off by the slot's own max_tokens
+        wrote = _last_text(stream.new_messages())
+        said = f": the model wrote {quoted(wrote)}" if wrote is not None else ""
+        return (
+            f"slot {slot!r} reached its max_tokens before its value was complete{said} (raise max_tokens= on the "
+            "slot, or ask for a shorter answer)"
+        )
     if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
         fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
+        wrote = _last_text(stream.new_messages())
+        said = f"; the model last wrote {quoted(wrote)}" if wrote is not None else ""
         return (
-            f"slot {slot!r} gave up: {fact} (each invalid tool call or answer was fed back to the model; "
+            f"slot {slot!r} gave up: {fact}{said} (each invalid tool call or answer was fed back to the model; "
             "set retries= on the slot to allow more)"
         )
     return describe(exc)
+
+
+_TOKEN_LIMIT: Any = getattr(pydantic_ai_exceptions, "OutputTokenLimitExceeded", ())
+"""pydantic-ai's error for structured output cut off by `max_tokens` (newer releases; none before)."""
+
+
+def _last_text(messages: Sequence[ModelMessage]) -> str | None:
+    """The text of the slot's last response that had any (what a typed slot's model wrote instead of a value)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            text = "".join(p.content for p in message.parts if isinstance(p, TextPart))
+            if text.strip():
+                return text
+    return None
 
 
 def retry_budget(options: SlotOptions, budget: SlotBudget) -> int:
@@ -320,15 +405,3 @@ def _fail(
             partial=partial if keep_partial else "",
         )
     )
-
-
-def resumable(messages: Sequence[ModelMessage]) -> tuple[ModelMessage, ...]:
-    """A stopped slot's messages a resume can go on from: up to its last request.
-
-    A trailing response is dropped: it is the interrupted one (partial text, or tool calls that never
-    got their results), so the model answers that request again.
-    """
-    end = len(messages)
-    while end and not isinstance(messages[end - 1], ModelRequest):
-        end -= 1
-    return tuple(messages[:end])

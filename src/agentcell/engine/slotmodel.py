@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import operator
 from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
@@ -74,20 +75,59 @@ except ImportError:
         )
 
 
+from ..errors import EmptyResponse
+from .answer_checks import Expect, check, opened_empty
+from .output_modes import repair, server_key, talks_to_server
+
 if TYPE_CHECKING:
     from .requests import SlotRequests
+
+
+def _server_said(exc: EmptyResponse) -> str | None:
+    """The server's own words in an empty answer's error, if any (pydantic-ai's own wording is not the server's)."""
+    cause = exc.__cause__
+    body = getattr(cause, "body", None)
+    return str(body)[:300] if isinstance(body, str | dict) and body else None
+
+
+def _with_text(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """`messages` with an empty text part in each response that has tool calls and no text (copies; the run's
+    record is not touched). pydantic-ai sends such a response as `content: null`, which OpenAI accepts and
+    llama.cpp's server refuses (HTTP 500, "Input should be a valid string"): with it, `content` is `""`."""
+    out: list[ModelMessage] | None = None
+    for i, message in enumerate(messages):
+        if isinstance(message, ModelResponse) and not any(isinstance(p, TextPart) for p in message.parts) and any(
+            isinstance(p, ToolCallPart) for p in message.parts
+        ):
+            out = out if out is not None else list(messages)
+            out[i] = replace(message, parts=[TextPart(""), *message.parts])
+    return messages if out is None else out
+
+
+def _repair(response: ModelResponse, params: ModelRequestParameters) -> None:
+    """A prompted answer's text replaced, in place, by the JSON a safe repair reads from it (`output_modes.repair`)."""
+    texts = [p for p in response.parts if isinstance(p, TextPart) and p.content]
+    if len(texts) != 1:
+        return
+    schema = params.output_object.json_schema if params.output_object is not None else None
+    fixed = repair(texts[0].content, schema)
+    if fixed is not None:
+        texts[0].content = fixed
 
 
 class SlotModel(WrapperModel):
     """One slot run's model: `wrapped` with the run's request hooks (see the module docstring)."""
 
-    def __init__(self, wrapped: Model, requests: SlotRequests) -> None:
+    def __init__(self, wrapped: Model, requests: SlotRequests, *, auto_tool: bool = False) -> None:
         # Not `WrapperModel.__init__`: it infers a model from a name and preloads pricing data, which a
         # model object built once per run needs neither of.
         self.wrapped = wrapped
         self._settings = None
         self._profile = None
         self.requests = requests
+        self.auto_tool = auto_tool
+        """The slot asks in `tool` mode because of `auto` (a missed output-tool call makes it ask `prompted`)."""
+        self.network = talks_to_server(wrapped)
         self._history: list[ModelMessage] | None = None
         """What pydantic-ai handed `prepare_messages` for the request about to be sent."""
         self._kept: list[ModelMessage] = []
@@ -121,11 +161,15 @@ class SlotModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
+        params = model_request_parameters
         if self._continues(messages):
             sent = [*self._sent, messages[-1]]
         else:
-            sent = await self._before(messages, model_request_parameters, run_context)
-        async with self.wrapped.request_stream(sent, model_settings, model_request_parameters, run_context) as stream:
+            sent = await self._before(messages, params, run_context)
+        if self.network:
+            sent = _with_text(sent)
+        gate = self.requests.state.server.serial.get(server_key(self.wrapped)) if self.network else None
+        async with gate or nullcontext(), self._open(sent, model_settings, params, run_context) as stream:
             try:
                 yield stream
             finally:  # a stopped or broken response is kept in the history too
@@ -139,7 +183,41 @@ class SlotModel(WrapperModel):
         if self._suspended is not None:
             response, self._suspended = merge_responses(self._suspended, response), None
         fill_response_cost(response)  # as pydantic-ai does before its after-hooks
+        if params.output_mode == "prompted":
+            _repair(response, params)
         self.requests.after(self._kept, response)
+        problem = check(response, params, self._expect(params))
+        if problem is not None:  # the slot handles it (`answer_checks.py`), not pydantic-ai's retry prompt
+            raise problem
+
+    @asynccontextmanager
+    async def _open(
+        self,
+        sent: list[ModelMessage],
+        settings: ModelSettings | None,
+        params: ModelRequestParameters,
+        run_context: RunContext[Any] | None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        """The wrapped model's stream; unstreamed (its whole answer replayed as one event per part) for a
+        request with tools to a server that sends tool calls only so."""
+        if params.function_tools and not self._expect(params).streamed:
+            try:
+                response = await self.wrapped.request(sent, settings, params)
+            except EmptyResponse as exc:
+                raise opened_empty(params, self._expect(params), _server_said(exc)) from exc
+            yield CompletedStreamedResponse(response, model_request_parameters=params, replay_events=True)
+            return
+        try:
+            async with self.wrapped.request_stream(sent, settings, params, run_context) as stream:
+                yield stream
+        except EmptyResponse as exc:  # not even a first chunk (raised on opening): the slot decides (answer_checks.py)
+            raise opened_empty(params, self._expect(params), _server_said(exc)) from exc
+
+    def _expect(self, params: ModelRequestParameters) -> Expect:
+        facts = self.requests.state.server
+        key = server_key(self.wrapped)
+        return Expect(auto_tool=self.auto_tool and params.output_mode == "tool",
+                      streamed=key not in facts.unstreamed_tools, network=self.network)
 
     async def _before(
         self, messages: list[ModelMessage], parameters: ModelRequestParameters, run_context: RunContext[Any] | None

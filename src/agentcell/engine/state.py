@@ -22,9 +22,11 @@ from ..options import ApprovalDecision as ApprovalDecision
 from ..options import ApproveCallback as ApproveCallback
 from ..providers.known_secrets import KnownSecrets
 from ..providers.models import ResolvedModel
+from ..usage import OutputMode
 from .agents import SlotAgents
 from .coalesce import TextCoalescer
 from .guard import Guards
+from .output_modes import ServerFacts
 from .temporal import reference_time
 from .toolbox import ToolRegistry
 
@@ -68,22 +70,42 @@ class UsageBook:
         self._base = base or Usage()
         """What earlier segments of a resumed run spent."""
         self._reported = self._base
+        self._estimated: dict[str, Usage] = {}
+        """Per slot: what was counted here (`add`): estimates, and requests pydantic-ai never counted."""
 
     @property
     def total(self) -> Usage:
         total = self._base
         for usage in self._by_slot.values():
             total = total + usage
+        for usage in self._estimated.values():
+            total = total + usage
         return total
+
+    def add(self, slot: str, spent: Usage) -> None:
+        """Add what pydantic-ai does not count: a local estimate for a response whose provider reported no usage
+        (`requests.py`), a request whose response the slot set aside (`slot.py`)."""
+        self._estimated[slot] = self._estimated.get(slot, Usage()) + spent
+        self._announce(slot)
 
     @property
     def reported(self) -> Usage:
         """The total as last announced in a `UsageUpdated` event: what the run's transcript shows."""
         return self._reported
 
+    def carry(self, slot: str) -> None:
+        """`slot` starts its agent run again (`slot.py`): what it spent so far stays counted, under a key of its own."""
+        spent = self._by_slot.pop(slot, None)
+        if spent is not None:
+            again = sum(1 for key in self._by_slot if key.startswith(f"{slot}#again"))
+            self._by_slot[f"{slot}#again{again + 1}"] = spent
+
     def update(self, slot: str, usage: RunUsage) -> None:
         """Record `slot`'s usage so far; emit `UsageUpdated` when the run total changed."""
         self._by_slot[slot] = to_usage(usage)
+        self._announce(slot)
+
+    def _announce(self, slot: str) -> None:
         total = self.total
         if total != self._reported:
             self._reported = total
@@ -138,6 +160,12 @@ class RunState:
     """Describes the media a slot's model cannot read (`RunOptions.describe_media`); `None`: refuse them."""
     lesson: LessonControls | None = None
     """Lesson mode (`step`, `predict`, `inject`): the step gate, the guesses and the tool faults (`lesson.py`)."""
+
+    output_mode: OutputMode = "auto"
+    """How the run's typed slots ask for their value (`RunOptions.output_mode`; a slot's own option wins)."""
+    server: ServerFacts = field(default_factory=ServerFacts)
+    """What the run learned about its servers as it went (`output_modes.py`): which answer a required output
+    tool call with nothing, which send tool rounds only without streaming."""
 
     def warn(self, slot: str | None, message: str) -> None:
         """Show a warning now and keep it for the result."""

@@ -66,11 +66,14 @@ class SlotStream:
         """The run's live usage, kept so a slot that fails still reports what it spent."""
         self.meter = OutputMeter(None)
         """The slot's output tokens against its ceiling (`budget.py`), counted from every delta."""
+        self.step_offset = 0
+        """Requests of earlier agent runs of this slot (it went on after an `AnswerProblem`): its rounds go on
+        from there instead of starting at 1 again."""
 
     async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
         self.messages, self.usage, self.agent_run_id = ctx.messages, ctx.usage, ctx.run_id
         self._state.usage.update(self._slot, ctx.usage)
-        guards, step = self._state.guards, ctx.run_step
+        guards, step = self._state.guards, ctx.run_step + self.step_offset
         try:
             async for event in events:  # pulling the stream runs the model's own code
                 guards.poll()

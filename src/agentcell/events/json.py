@@ -73,6 +73,7 @@ def usage_json(usage: Usage) -> dict[str, Any]:
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cost": usage.cost,
+        "estimated": usage.estimated,
     }
 
 

@@ -59,6 +59,9 @@ class ResolvedModel:
     offline: bool = False
     chosen: bool = True
     """False only for the offline default, answering because no model was configured (views say which)."""
+    owned: bool = False
+    """Built here from a model string: its HTTP client is agentcell's to close (`async with model`, pydantic-ai's
+    public way), which a run does when it ends, so no socket outlives the event loop (`asyncio.run`)."""
 
 
 def resolve_model(model: str | Model | None = None) -> ResolvedModel:
@@ -76,9 +79,9 @@ def resolve_model(model: str | Model | None = None) -> ResolvedModel:
     if spec.startswith(COMPAT_PREFIX + ":"):
         name, url = parse_compat(spec)
         compat = RetryingModel(openai_compatible(name, url), key_var=COMPAT_KEY_VAR)
-        return ResolvedModel(model=compat, name=f"{COMPAT_PREFIX}:{name}@{safe_url(url)}")
+        return ResolvedModel(model=compat, name=f"{COMPAT_PREFIX}:{name}@{safe_url(url)}", owned=True)
     key_var = _PROVIDER_KEYS.get(spec.partition(":")[0])
-    return ResolvedModel(model=RetryingModel(_infer(spec), key_var=key_var), name=spec)
+    return ResolvedModel(model=RetryingModel(_infer(spec), key_var=key_var), name=spec, owned=True)
 
 
 def record(path: str | os.PathLike[str], model: str | Model | None = None) -> RecordingModel:
@@ -100,9 +103,10 @@ def _infer(spec: str) -> Model:
 
     provider = spec.partition(":")[0]
     key_var = _PROVIDER_KEYS.get(provider)
-    # An `openai:` model pointed at another server with OPENAI_BASE_URL needs no key (a placeholder is sent).
+    # An `openai:`/`openai-chat:` model pointed at another server with OPENAI_BASE_URL needs no key (a placeholder
+    # is sent when OPENAI_API_KEY is not set).
     base_url = os.environ.get("OPENAI_BASE_URL", "")
-    keyless = provider == "openai" and bool(base_url) and "api.openai.com" not in base_url
+    keyless = provider in ("openai", "openai-chat") and bool(base_url) and "api.openai.com" not in base_url
     if key_var is not None and not os.environ.get(key_var) and not keyless:
         raise ModelConfigError(
             f"model {spec!r} needs the environment variable {key_var}; set it before starting Jupyter, or "
@@ -111,8 +115,9 @@ def _infer(spec: str) -> Model:
         )
     if keyless:
         # Servers reached through OPENAI_BASE_URL (Ollama, vLLM, llama.cpp, LM Studio…) speak Chat
-        # Completions; pydantic-ai's `openai:` means the Responses API, which they do not have.
-        spec = "openai-chat:" + spec.partition(":")[2]
+        # Completions (pydantic-ai's `openai:` means the Responses API, which they do not have) and read
+        # `max_tokens`: the same model as `openai-compat:NAME@URL`.
+        return openai_compatible(spec.partition(":")[2], base_url, api_key=os.environ.get("OPENAI_API_KEY"))
     try:
         return infer_model(spec)
     except (UserError, ValueError, ImportError) as exc:

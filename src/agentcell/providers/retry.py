@@ -27,6 +27,7 @@ from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelAuthenticationError,
     ModelConnectionError,
+    ModelEmptyResponseError,
     ModelHTTPError,
     ModelQuotaExceededError,
     ModelRateLimitError,
@@ -41,7 +42,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from ..errors import ProviderError
+from ..errors import EmptyResponse, ProviderError
 from .hooks import RetryNotice, current_scope
 from .known_secrets import model_secrets
 from .secrets import mask_secrets as mask_secrets
@@ -160,6 +161,10 @@ class RetryingModel(WrapperModel):
         return out
 
     async def _wait_or_raise(self, exc: ModelAPIError, retry: int) -> None:
+        if isinstance(exc, ModelEmptyResponseError):  # not retried here: the slot knows what an empty answer means
+            said = mask_secrets(provider_message(exc), self._secrets())
+            name = self.wrapped.model_name
+            raise EmptyResponse(f"{name}: the server answered with no text and no tool call ({said})") from exc
         reason = transient_reason(exc)
         if reason is not None and getattr(exc, "injected", False):  # `faults.py`: on purpose, and labelled so
             reason = f"{reason} (injected)"

@@ -92,8 +92,9 @@ def _usage_text(usage: Usage) -> str:
     def n(count: Any, noun: str) -> str:
         return f"{count} {noun}" + ("" if count == 1 else "s")
 
+    mark = "~" if usage.estimated else ""  # counted here: the provider reported no usage
     parts = [n(usage.requests, "request"), n(usage.tool_calls, "tool call"),
-             f"tokens {usage.input_tokens:,} in / {usage.output_tokens:,} out"]
+             f"tokens {mark}{usage.input_tokens:,} in / {mark}{usage.output_tokens:,} out"]
     if usage.requests:  # the cost with meaningful digits ($0.0000045); "—" when the price is unknown, never $0.00
         parts.append(f"cost {format_cost(usage.cost)}")
     return " · ".join(parts)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..usage import OUTPUT_MODES, OutputMode
 from .nodes import Const
 from .types import suggest
 
 OPTION_KEYS: tuple[str, ...] = (
     "use_tools", "max_iter", "max_calls", "tools", "model", "temperature", "max_tokens", "thinking",
-    "when", "required", "retries",
+    "when", "required", "retries", "output_mode",
 )  # fmt: skip
 FLAGS = frozenset({"use_tools", "required", "thinking"})
 """Options that may be written bare (`[[x|use_tools]]`), meaning `=true`."""
@@ -28,7 +29,7 @@ RESERVED_NAMES = frozenset(
 EXAMPLES = {
     "max_iter": "max_iter=3", "max_calls": "max_calls=5", "tools": "tools=search+fetch",
     "model": "model=openai:gpt-4o-mini", "temperature": "temperature=0.2", "max_tokens": "max_tokens=500",
-    "when": "when=false", "retries": "retries=2",
+    "when": "when=false", "retries": "retries=2", "output_mode": "output_mode=prompted",
 }  # fmt: skip
 
 _INT = re.compile(r"[-+]?\d+")
@@ -144,6 +145,13 @@ def _thinking(key: str, value: object) -> bool | str:
     raise OptionValueError(f"option '{key}' expects true, false, off or one of {levels}, got {value!r}")
 
 
+def _output_mode(key: str, value: object) -> OutputMode:
+    for mode in OUTPUT_MODES:
+        if value == mode:
+            return mode
+    raise OptionValueError(f"option '{key}' expects one of {', '.join(OUTPUT_MODES)}, got {value!r}")
+
+
 _CHECKERS: dict[str, Callable[[str, object], object]] = {
     "use_tools": _boolean,
     "max_iter": _whole(1),
@@ -156,6 +164,7 @@ _CHECKERS: dict[str, Callable[[str, object], object]] = {
     "when": _boolean,
     "required": _boolean,
     "retries": _whole(0),
+    "output_mode": _output_mode,
 }
 assert tuple(_CHECKERS) == OPTION_KEYS
 

@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from ..usage import OutputMode
 from .frozen import faster_init
 from .kinds import SLOT_TYPES as SLOT_TYPES  # the types are defined with their records (`kinds.py`)
 from .kinds import TEMPORAL_TYPES as TEMPORAL_TYPES
@@ -69,6 +70,8 @@ class SlotOptions:
     retries: int | None = None
     """How many invalid tool calls or invalid typed answers in a row are fed back before the slot fails;
     `None`: as many as the slot's request budget allows."""
+    output_mode: OutputMode | None = None
+    """How a typed slot asks for its value (`output_mode=prompted`; `usage.OutputMode`); `None`: the run's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

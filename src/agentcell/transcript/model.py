@@ -135,19 +135,24 @@ def norm_usage(u: Any) -> Usage:
     cost = u.get("cost")
     return Usage(requests=num(u.get("requests")), tool_calls=num(u.get("tool_calls")),
                  input_tokens=num(u.get("input_tokens")), output_tokens=num(u.get("output_tokens")),
-                 cost=cost if is_num(cost) else None)
+                 cost=cost if is_num(cost) else None, estimated=u.get("estimated") is True)
 
 
 def usage_delta(before: Usage, after: Usage) -> Usage:
-    """What was spent between two run totals (never negative); cost `None` when `after` has none."""
+    """What was spent between two run totals (never negative); cost `None` when `after` has none; estimated when
+    `after` holds an estimate."""
     cost = None if after.cost is None else max(0, after.cost - (before.cost or 0))
     return Usage(requests=max(0, after.requests - before.requests),
                  tool_calls=max(0, after.tool_calls - before.tool_calls),
                  input_tokens=max(0, after.input_tokens - before.input_tokens),
-                 output_tokens=max(0, after.output_tokens - before.output_tokens), cost=cost)
+                 output_tokens=max(0, after.output_tokens - before.output_tokens), cost=cost,
+                 estimated=after.estimated)
 
 
 def usage_json(u: Usage) -> dict[str, Any]:
-    """`Usage` as the canonical JSON's USAGE object."""
-    return {"requests": u.requests, "tool_calls": u.tool_calls, "input_tokens": u.input_tokens,
-            "output_tokens": u.output_tokens, "cost": u.cost}
+    """`Usage` as the canonical JSON's USAGE object (`estimated: true` only when some tokens were counted here)."""
+    out = {"requests": u.requests, "tool_calls": u.tool_calls, "input_tokens": u.input_tokens,
+           "output_tokens": u.output_tokens, "cost": u.cost}
+    if u.estimated:  # only then: a provider that reports usage keeps the canonical JSON it always had
+        out["estimated"] = True
+    return out

@@ -53,7 +53,8 @@ def test_processing_complete_carries_answer_and_usage_not_the_result_object() ->
     assert wire == {
         "kind": "processing_complete", "run_id": "r1", "slot": None, "status": "stopped",
         "early_termination": False, "answer": None,
-        "usage": {"requests": 1, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": None},
+        "usage": {"requests": 1, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": None,
+                  "estimated": False},
         "t": 1.0,
     }
 

@@ -17,7 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
 from ...options import NO_DEPS, RunOptions
-from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
+from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, OutputMode
 from ..launch import LaunchSpec
 from .notebook import current_cell_id, namespace_snapshot, notebook_tools, notebook_toolsets
 
@@ -84,9 +84,11 @@ def cell_options(
     approve: str = "none",
     history_from: tuple[ModelMessage, ...] | None = None,
     max_cost: float | None = None,
+    output_mode: OutputMode = "auto",
 ) -> RunOptions:
     """The `RunOptions` a cell's flags (and `%agent config`) ask for: `--model`, `--context`, `--deps` (its
-    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`, `--max-cost`."""
+    type is `deps_type`), the budget flags as one `UsageLimits`, `--approve writes`, `--continue`, `--max-cost`,
+    `--output-mode`."""
     return RunOptions(
         context=context,
         model=model,
@@ -96,6 +98,7 @@ def cell_options(
         approve_writes=approve == "writes",
         history=history_from,
         cost_limit=max_cost,
+        output_mode=output_mode,
     )
 
 

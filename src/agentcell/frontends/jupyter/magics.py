@@ -24,7 +24,7 @@ from traitlets import Bool, Int, Unicode
 
 from ...errors import AgentcellError, TemplateSyntaxError
 from ...loops import running_loop
-from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS
+from ...usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, OUTPUT_MODES
 from ..registry import RunRegistry
 from .audience import until_ended_or_asking
 from .batch_args import batch_arguments
@@ -81,6 +81,8 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
     @argument("--max-calls", type=int, metavar="N", help="Ceiling of tool calls per slot.")
     @argument("--max-tokens", type=int, metavar="N", help="Ceiling of output tokens per slot.")
     @argument("--approve", choices=("none", "writes"), help="Ask before every non-readonly tool call (writes).")
+    @argument("--output-mode", choices=OUTPUT_MODES, help="How typed slots ask for their value: tool, native, "
+              "prompted (JSON in the text, for servers without tool calls) or auto (default: tool, else prompted).")
     @argument("--wait", action="store_true", help="Block the cell until the run ends (Run All, nbclient).")
     @argument("--no-wait", dest="no_wait", action="store_true",
               help="Return at once even when no live front end shows the run (headless runners wait otherwise).")
@@ -209,6 +211,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
             approve=args.approve or self.approve,
             history_from=self._history(args.continue_from),
             max_cost=args.max_cost,
+            output_mode=args.output_mode or "auto",
         )
         if getattr(args, "describe_media", None):
             options = replace(options, describe_media=args.describe_media)

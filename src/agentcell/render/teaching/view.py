@@ -193,7 +193,8 @@ def _title(r: LessonRound) -> str:
     if r.offered is not None:
         parts.append(f"{_count(len(r.offered), 'tool')} offered" if r.offered else "no tools offered")
     if r.usage:
-        parts.append(f"{_k(r.usage.get('input_tokens'))} in / {_k(r.usage.get('output_tokens'))} out tokens")
+        est = "~" if r.usage.get("estimated") is True else ""  # counted here: the provider reported none
+        parts.append(f"{est}{_k(r.usage.get('input_tokens'))} in / {est}{_k(r.usage.get('output_tokens'))} out tokens")
     if isinstance(r.latency_ms, int | float) and r.latency_ms > 0:
         parts.append(format_ms(r.latency_ms))  # times written as the widget writes them
     return f'<h5 class="ac-round-title jp-toc-ignore">{e(" · ".join(parts))}</h5>'
