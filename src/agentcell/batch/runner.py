@@ -115,8 +115,7 @@ class Batch(BatchReading):
         self._running = 0
         self._next = 0
         """Position in the inputs of the next row to consider starting."""
-        self._idle = asyncio.Event()
-        """Set once no row runs and none will start."""
+        self._idle = asyncio.Event()  # set once no row runs and none will start
         self._pause: asyncio.Task[None] | None = None
         """Waits out the throttle's pause, then starts rows again (exists only during a pause)."""
         self._watchers: list[Watcher] = []

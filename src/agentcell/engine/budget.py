@@ -17,7 +17,7 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
 from ..options import HINT_STYLE
-from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits
+from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits, format_cost
 
 
 def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
@@ -179,3 +179,12 @@ def exhausted_message(slot: str, exc: UsageLimitExceeded, *, max_iter_set: bool 
             )
             break
     return f"slot {slot!r} ran out of budget: {text}; {hint}"
+
+
+def spend_check(limit: float | None, spent: float) -> None:
+    """`cost_limit`: refuse the next request once the run's known cost (`spent`) reached `limit`. Raised as
+    pydantic-ai's `UsageLimitExceeded`, so the slot ends `budget_exhausted` with what it has, like any other
+    ceiling."""
+    if limit is not None and spent >= limit:
+        said = f"The run's cost limit of {format_cost(limit)} is reached ({format_cost(spent)} spent)"
+        raise UsageLimitExceeded(said)

@@ -78,6 +78,11 @@ def window_for(model_name: str, *, override: int | None = None, offline: bool = 
     return DEFAULT_WINDOW
 
 
+def chars_to_tokens(chars: int) -> int:
+    """About four characters a token (the rule every estimate here uses)."""
+    return math.ceil(chars / 4)
+
+
 def estimate_tokens(messages: Sequence[ModelMessage], *, extra_chars: int = 0) -> int:
     """About four characters a token over everything the messages carry."""
     return math.ceil((message_chars(messages) + extra_chars) / 4)

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_core import to_jsonable_python
@@ -35,7 +34,7 @@ from ..events import (
 )
 from ..formats.openai import to_openai
 from ..media.content import hollow_messages
-from ..usage import format_cost
+from .budget import spend_check
 from .compaction import (
     ContextKeeper,
     Replacement,
@@ -45,7 +44,7 @@ from .compaction import (
     transcript_text,
     with_summary,
 )
-from .context import estimate_tokens, message_chars, response_tokens
+from .context import chars_to_tokens, estimate_tokens, message_chars, response_tokens
 
 SUMMARY_TOOL_CHARS = 2_000
 """Tool results are cut to this many characters in the text the summarizer reads."""
@@ -170,20 +169,6 @@ def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def spend_check(state: RunState) -> None:
-    """`cost_limit`: refuse the next request once the run's known cost reached it. Raised as pydantic-ai's
-    `UsageLimitExceeded`, so the slot ends `budget_exhausted` with what it has, like any other ceiling."""
-    limit = state.cost_limit
-    if limit is not None and state.spent >= limit:
-        spent = format_cost(state.spent)
-        raise UsageLimitExceeded(f"The run's cost limit of {format_cost(limit)} is reached ({spent} spent)")
-
-
-def _tokens(chars: int) -> int:
-    """About four characters a token (`context.estimate_tokens`' rule), at least one for any text."""
-    return math.ceil(chars / 4)
-
-
 def _request_usage(input_tokens: int, output_tokens: int, cost: Any) -> Usage:
     return Usage(
         requests=1,
@@ -279,7 +264,7 @@ class SlotRequests:
         self, ctx: RunContext[Any], messages: list[ModelMessage], parameters: ModelRequestParameters
     ) -> list[ModelMessage]:
         """Before a request step: journal the record so far, compact, announce; returns the messages to send."""
-        spend_check(self.state)
+        spend_check(self.state.cost_limit, self.state.spent)
         self._journal(ctx)
         keeper = self.state.context
         if keeper is not None:
@@ -331,7 +316,7 @@ class SlotRequests:
         state.spent += row.cost or 0.0
         if not (usage.input_tokens or usage.output_tokens) and response.parts:
             # The provider reported nothing (llama.cpp streams no usage): counted here, marked estimated.
-            row = replace(row, input_tokens=_tokens(message_chars(sent)), output_tokens=_tokens(
+            row = replace(row, input_tokens=chars_to_tokens(message_chars(sent)), output_tokens=chars_to_tokens(
                 message_chars((response,))), estimated=True)
             state.usage.add(self.slot, Usage(input_tokens=row.input_tokens, output_tokens=row.output_tokens,
                                              estimated=True))

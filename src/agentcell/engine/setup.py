@@ -219,9 +219,8 @@ def _launch(
     )
     _lesson_mode(state, options)
     sink.state = state
-    point = None if resume is None else ResumePoint(results=resume.results, slot_messages=resume.slot_messages)
-    if fork is not None:
-        point = fork.resume
+    point = fork.resume if fork is not None else None if resume is None else ResumePoint(
+        results=resume.results, slot_messages=resume.slot_messages)
     executor = Executor(state, setup.template, setup.context, setup.history, resume=point)
     remember(run_id, setup, log, segment=segment)
 

@@ -17,14 +17,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai import Agent, AgentRunResult, ModelRetry, Tool
-from pydantic_ai import exceptions as pydantic_ai_exceptions
-from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserContent
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage, UserContent
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
-from ..errors import MediaError
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
 from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
@@ -44,9 +42,10 @@ from .contain import cancel_cooperatively, describe, stop_requested
 from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .media import announce, check_model_reads, describing, prompt_media
-from .output_modes import chosen_mode, quoted, typed_output
+from .output_modes import chosen_mode, typed_output
 from .outputs import Check, Output, plan
 from .requests import SlotRequests
+from .slot_failure import failure_message
 from .slotmodel import SlotModel
 from .state import RunState, SlotEnded
 from .streaming import SlotStream
@@ -121,7 +120,7 @@ async def run_slot(
         _fail(state, stream, attempts.call, "failed", ended.message, "errored")
         raise
     except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the run fails, the loop lives
-        message = _failure(name, exc, stream) + no_tool_calls(attempts.requests)
+        message = failure_message(name, exc, stream) + no_tool_calls(attempts.requests)
         _fail(state, stream, attempts.call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
@@ -257,14 +256,8 @@ def _agent_call(
     answers: Answers = "typed" if output.type is not str else "text" if output.check is None else "checked"
     mode = chosen_mode(options.output_mode, state.output_mode, model, state.server) if answers == "typed" else "tool"
     auto_tool = answers == "typed" and mode == "tool" and (options.output_mode or state.output_mode) == "auto"
-    agent = state.agents.agent_for(
-        tools=tools,
-        toolsets=toolsets,
-        deps_type=state.deps_type,
-        name=spec.name,
-        retries=retry_budget(options, budget),
-        answers=answers,
-    )
+    agent = state.agents.agent_for(tools=tools, toolsets=toolsets, deps_type=state.deps_type, name=spec.name,
+                                   retries=retry_budget(options, budget), answers=answers)
     validate = None if output.check is None else _validator(output.check, stream)
     prompt: str | list[UserContent] | None
     prompt, past = split_turns(history, rendered.turns)
@@ -300,43 +293,6 @@ def _slot_tools(
     allowed = None if options.tools is None else frozenset(options.tools)
     calls = SlotCalls(state, name, policies, budget, foreign=bool(toolsets), allowed=allowed)
     return [entry.tool for entry in entries.values()], calls, toolsets
-
-
-def _failure(slot: str, exc: BaseException, stream: SlotStream) -> str:
-    """What a slot that failed says: the exception, or for spent retries, what the model last wrote and how to
-    allow more."""
-    if isinstance(exc, MediaError):
-        return str(exc)  # already the one sentence naming the value and the slot
-    if isinstance(exc, _TOKEN_LIMIT):  # the value was cut off by the slot's own max_tokens
-        wrote = _last_text(stream.new_messages())
-        said = f": the model wrote {quoted(wrote)}" if wrote is not None else ""
-        return (
-            f"slot {slot!r} reached its max_tokens before its value was complete{said} (raise max_tokens= on the "
-            "slot, or ask for a shorter answer)"
-        )
-    if isinstance(exc, UnexpectedModelBehavior) and "retries" in exc.message:
-        fact = exc.message.split(". ")[0].rstrip(".")  # pydantic-ai appends advice and a docs link
-        wrote = _last_text(stream.new_messages())
-        said = f"; the model last wrote {quoted(wrote)}" if wrote is not None else ""
-        return (
-            f"slot {slot!r} gave up: {fact}{said} (each invalid tool call or answer was fed back to the model; "
-            "set retries= on the slot to allow more)"
-        )
-    return describe(exc)
-
-
-_TOKEN_LIMIT: Any = getattr(pydantic_ai_exceptions, "OutputTokenLimitExceeded", ())
-"""pydantic-ai's error for structured output cut off by `max_tokens` (newer releases; none before)."""
-
-
-def _last_text(messages: Sequence[ModelMessage]) -> str | None:
-    """The text of the slot's last response that had any (what a typed slot's model wrote instead of a value)."""
-    for message in reversed(messages):
-        if isinstance(message, ModelResponse):
-            text = "".join(p.content for p in message.parts if isinstance(p, TextPart))
-            if text.strip():
-                return text
-    return None
 
 
 def retry_budget(options: SlotOptions, budget: SlotBudget) -> int:
