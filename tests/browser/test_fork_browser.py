@@ -109,7 +109,11 @@ def test_edit_a_tool_result_and_re_run_from_here_shows_the_forks_answer_below(la
     compare = fork.locator(".agentcell-compare-btn")
     expect(compare).to_have_text("Compare with the original")
     expect(original.locator(".agentcell-compare-btn")).to_be_hidden()  # the original is no fork
+    # Re-run handed the focus back to its button (the original view's render after the fork started); only
+    # then does the reader move on to the fork's control.
+    expect(original.locator(".agentcell-fork-edit:focus")).to_have_count(1, timeout=30_000)
     compare.focus()
+    expect(compare).to_be_focused()
     page.keyboard.press("Enter")
     panel = fork.locator(".agentcell-compare-panel")
     expect(panel).to_be_visible(timeout=30_000)
