@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import RunContext
+from pydantic_ai import exceptions as pydantic_ai_exceptions
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelAuthenticationError,
     ModelConnectionError,
-    ModelEmptyResponseError,
     ModelHTTPError,
     ModelQuotaExceededError,
     ModelRateLimitError,
@@ -46,6 +46,10 @@ from ..errors import EmptyResponse, ProviderError
 from .hooks import RetryNotice, current_scope
 from .known_secrets import model_secrets
 from .secrets import mask_secrets as mask_secrets
+
+_EMPTY: Any = getattr(pydantic_ai_exceptions, "ModelEmptyResponseError", ())
+"""pydantic-ai's error for an HTTP 200 with no text and no tool call (newer releases; on older ones such an
+answer arrives as an empty response, which the slot's own check names the same way)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,7 +165,7 @@ class RetryingModel(WrapperModel):
         return out
 
     async def _wait_or_raise(self, exc: ModelAPIError, retry: int) -> None:
-        if isinstance(exc, ModelEmptyResponseError):  # not retried here: the slot knows what an empty answer means
+        if isinstance(exc, _EMPTY):  # not retried here: the slot knows what an empty answer means
             said = mask_secrets(provider_message(exc), self._secrets())
             name = self.wrapped.model_name
             raise EmptyResponse(f"{name}: the server answered with no text and no tool call ({said})") from exc
