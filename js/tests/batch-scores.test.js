@@ -53,7 +53,7 @@ describe("a scored batch view", () => {
     expect($$("thead th").map((th) => th.textContent)).toEqual(["#", "input", "answer", "answer:equals", "pass", "status", "time", "usage (tokens · $)"]);
     expect($$("tbody tr .agentcell-batch-pass").map((td) => td.textContent)).toEqual(["✓", "✗", "✓"]);
     expect($(".agentcell-batch-summary").textContent).toBe("Scores: 2/3 passed (66.7%); 1 failed");
-    expect($("tbody tr[data-index='1'] .agentcell-batch-usage").textContent).toBe("11 tokens");
+    expect($("tbody tr[data-index='1'] .agentcell-batch-usage").textContent).toBe("11 tokens · —");
     const select = $(".agentcell-batch-filter");
     select.value = "failed-checks";
     select.dispatchEvent(new Event("change"));

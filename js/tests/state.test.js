@@ -12,7 +12,8 @@ describe("reducer", () => {
       ["approval_requested", "approval_resolved", "checkpoint_reached", "compaction_finished", "compaction_started", "context_updated", "guard_tripped", "media_added", "processing_complete", "request_completed", "retrying", "run_resumed", "run_started", "run_warning", "slot_completed", "slot_failed", "slot_retracted", "slot_started", "thinking_delta", "token_delta", "tool_completed", "tool_started", "usage_updated"].sort(),
     );
     // …and every kind the Python side declares is either handled or shown as a teaching payload.
-    const py = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../../src/agentcell/events/run.py"), "utf8");
+    const events = join(dirname(fileURLToPath(import.meta.url)), "../../src/agentcell/events");
+    const py = ["run.py", "compaction.py"].map((f) => readFileSync(join(events, f), "utf8")).join("\n");
     const declared = [...py.matchAll(/kind: Literal\["([a-z_]+)"\]/g)].map((m) => m[1]);
     expect(declared.length).toBeGreaterThan(20);
     expect(declared.filter((k) => !KNOWN_KINDS.includes(k) && !PAYLOAD_KINDS.has(k))).toEqual([]);
