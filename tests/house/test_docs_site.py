@@ -4,6 +4,7 @@ page, every page in `docs/` a place in the navigation. (`scripts/docs` builds th
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -45,3 +46,24 @@ def test_every_page_is_in_the_navigation_and_every_entry_is_a_page() -> None:
     assert sorted(pages - targets) == []
     written = {t for t in targets if t.endswith(".md")}
     assert sorted(written - pages) == []
+
+
+def test_the_performance_page_shows_benchmarks_own_summary() -> None:
+    """The page once carried a copy of BENCHMARKS.md's table that went stale; now the build hook reads the table.
+
+    The hook must find the table (a renamed section fails here, not on the docs build), keep one row per goal,
+    drop the commit column and leave no link into BENCHMARKS.md's own anchors.
+    """
+    spec = importlib.util.spec_from_file_location("mkdocs_benchmarks", ROOT / "scripts" / "mkdocs_benchmarks.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    benchmarks = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    table = hook.summary_table(benchmarks).splitlines()
+    summary = benchmarks.split("\n## Summary\n", 1)[1].split("\n## ", 1)[0]
+    assert len(table) == sum(1 for line in summary.splitlines() if line.startswith("|"))
+    assert table[0] == "| Goal | Latest figure | Met? |"
+    assert "](#" not in "\n".join(table)
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert hook.MARKER in page and "| Goal |" not in page
+    assert "scripts/mkdocs_benchmarks.py" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
