@@ -4,29 +4,11 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createView } from "../src/view.js";
-import { FakeModel } from "./helpers/fake-model.js";
 import { ev } from "./helpers/fixtures.js";
+import { viewMounter, text } from "./helpers/mount.js";
 
-let mounted = [];
-function mount(traits = { status: "running" }) {
-  const model = new FakeModel(traits);
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
-  mounted.push({ view, el });
-  const send = (...events) => {
-    model.emit({ kind: "events", events: events.flat() });
-    view.flush();
-  };
-  return { model, el, view, send, $: (s) => el.querySelector(s), $$: (s) => [...el.querySelectorAll(s)] };
-}
-afterEach(() => {
-  for (const { view, el } of mounted) view.destroy(), el.remove();
-  mounted = [];
-  document.activeElement?.blur?.();
-});
-const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
+const mount = viewMounter();
+afterEach(() => document.activeElement?.blur?.());
 const active = () => document.activeElement;
 
 describe("a pending approval", () => {

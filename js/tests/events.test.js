@@ -1,31 +1,13 @@
 // Every event kind renders something a person can see (stage 2, the full widget).
-import { afterEach, describe, expect, it } from "vitest";
-import { createView } from "../src/view.js";
-import { FakeModel } from "./helpers/fake-model.js";
+import { describe, expect, it } from "vitest";
 import { ev, fullRun } from "./helpers/fixtures.js";
+import { viewMounter, text } from "./helpers/mount.js";
 
-let mounted = [];
-function mount(traits = { status: "running" }) {
-  const model = new FakeModel(traits);
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
-  mounted.push({ view, el });
-  const send = (...events) => {
-    model.emit({ kind: "events", events: events.flat() });
-    view.flush();
-  };
-  return { model, el, view, send, $: (s) => el.querySelector(s), $$: (s) => [...el.querySelectorAll(s)] };
-}
-afterEach(() => {
-  for (const { view, el } of mounted) view.destroy(), el.remove();
-  mounted = [];
-});
-const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
+const mount = viewMounter();
 
 describe("event kinds", () => {
   it("run_started lays out one section per slot with name and type, and the tools", () => {
-    const { send, $, $$ } = mount();
+    const { send, view, $, $$ } = mount();
     send(ev.runStarted({ slots: [{ name: "plan", type: "json", required: true, use_tools: true }, { name: "answer", type: "text" }], tools: ["a", "b"] }));
     const slots = $$(".agentcell-slot");
     expect(slots.map((s) => s.dataset.slot)).toEqual(["plan", "answer"]);
@@ -34,7 +16,7 @@ describe("event kinds", () => {
     expect(text(slots[0].querySelector(".agentcell-slot-name"))).toBe("plan");
     expect(text(slots[0].querySelector(".agentcell-slot-type"))).toBe("json (required) · tools");
     $(".agentcell-teach").click();
-    $(".agentcell-teach") && mounted[0].view.flush();
+    $(".agentcell-teach") && view.flush();
     expect($$(".agentcell-teach-tools li").map(text)).toEqual(["a", "b"]);
   });
 
@@ -303,7 +285,7 @@ describe("event kinds", () => {
   it("model and tool text never becomes markup outside the Markdown answer", () => {
     globalThis.__pwned = undefined;
     const evil = '<img src=x onerror="globalThis.__pwned=1"><script>globalThis.__pwned=1</script>';
-    const { send, $$ } = mount();
+    const { send, el, $$ } = mount();
     send(
       ev.runStarted({ model: evil, slots: [{ name: evil, type: evil }], tools: [evil] }),
       ev.slotStarted(evil, { slot_type: "text" }),
@@ -320,7 +302,7 @@ describe("event kinds", () => {
       ev.slotFailed("failed", evil, "", { slot: evil }),
     );
     expect($$("img, script")).toHaveLength(0);
-    expect(mounted[0].el.textContent).toContain("<img src=x");
+    expect(el.textContent).toContain("<img src=x");
     expect(globalThis.__pwned).toBeUndefined();
   });
 });

@@ -1,10 +1,9 @@
 // Lesson mode in the live view: the step bar (Next / Run to end / Stop, the request body or the call's
 // arguments in view, the prediction), the cell at the top of the teaching view, the timeline.
-import { afterEach, describe, expect, it } from "vitest";
-import { createView } from "../src/view.js";
+import { describe, expect, it } from "vitest";
 import { timelineOf } from "../src/teach/timeline.js";
-import { FakeModel } from "./helpers/fake-model.js";
 import { ev } from "./helpers/fixtures.js";
+import { viewMounter } from "./helpers/mount.js";
 
 const R = "run-1";
 const paused = (number, extra = {}) => ({
@@ -13,23 +12,7 @@ const paused = (number, extra = {}) => ({
 });
 const resumed = (number, how = "next", t = 0.3) => ({ kind: "step_resumed", run_id: R, slot: "answer", round: 1, number, how, waited_ms: 100, t });
 
-let mounted = [];
-function mount(traits = { status: "running" }) {
-  const model = new FakeModel(traits);
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
-  mounted.push({ view, el });
-  const send = (...events) => {
-    model.emit({ kind: "events", events: events.flat() });
-    view.flush();
-  };
-  return { model, el, view, send, $: (s) => el.querySelector(s), $$: (s) => [...el.querySelectorAll(s)] };
-}
-afterEach(() => {
-  for (const { view, el } of mounted) view.destroy(), el.remove();
-  mounted = [];
-});
+const mount = viewMounter();
 
 describe("the step bar", () => {
   it("is hidden for a run that is not stepped", () => {
@@ -66,7 +49,7 @@ describe("the step bar", () => {
   });
 
   it("asks the prediction and sends the guess", () => {
-    const { send, $, $$, model } = mount();
+    const { send, view, $, $$, model } = mount();
     send(ev.runStarted(), ev.slotStarted(), ev.modelRequest(1, [{ role: "user", content: "Q" }]), paused(1, { predict: true }));
     expect($(".ac-guess legend").textContent).toBe("What will the model do?");
     const choices = $$(".ac-guess-btn");
@@ -74,7 +57,7 @@ describe("the step bar", () => {
     choices[1].focus();
     choices[1].click();
     expect(model.sent.at(-1)).toEqual({ kind: "predict", does: "tool", tool: "lookup_module" });
-    mounted[0].view.flush();
+    view.flush();
     expect($(".ac-guess-said").textContent).toBe("Your guess: tool (lookup_module). Press Next to see.");
     expect(document.activeElement.dataset.guess).toBe("tool"); // the rebuilt choice keeps the focus
     expect($(".ac-guess-btn[data-guess=tool]").getAttribute("aria-pressed")).toBe("true");
@@ -83,10 +66,10 @@ describe("the step bar", () => {
 
 describe("the teaching view of a lesson run", () => {
   it("shows the cell it came from, with its values", () => {
-    const { send, $, $$ } = mount({ status: "running", source: { template: "Who leads {{ code }}?\n[[answer]]", call: "%%agent --step", values: [["code", "'PSYC605'"]] } });
+    const { send, view, $, $$ } = mount({ status: "running", source: { template: "Who leads {{ code }}?\n[[answer]]", call: "%%agent --step", values: [["code", "'PSYC605'"]] } });
     send(ev.runStarted(), ev.slotStarted());
     $(".agentcell-teach").click();
-    mounted[0].view.flush();
+    view.flush();
     expect($(".ac-source-call").textContent).toBe("%%agent --step");
     expect($(".ac-source-template").textContent).toBe("Who leads {{ code }}?\n[[answer]]");
     expect($$(".ac-source-values tr").map((r) => r.textContent)).toEqual(["{{ code }}'PSYC605'"]);
@@ -117,10 +100,10 @@ describe("the teaching view of a lesson run", () => {
     const [a, b] = byKind("tool");
     expect(a.start < b.end && b.start < a.end).toBe(true); // ran together
     expect([tl.t0, tl.t1]).toEqual([0, 4]);
-    const { send, $, $$ } = mount();
+    const { send, view, $, $$ } = mount();
     send(events);
     $(".agentcell-teach").click();
-    mounted[0].view.flush();
+    view.flush();
     expect($$(".ac-tl-row").map((r) => r.dataset.kind)).toEqual(["step", "request", "backoff", "tool", "tool"]);
     expect($(".ac-tl-row[data-kind=backoff] .ac-injected").textContent).toBe("injected");
     expect($(".ac-tl-totals").textContent).toBe("total 4.0 s · model requests 1.00 s · tools 800 ms · waits 1.50 s");

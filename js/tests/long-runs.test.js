@@ -3,12 +3,11 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createView } from "../src/view.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replay, slotAnswer } from "../src/state.js";
 import { formatTokens, plural } from "../src/format.js";
-import { FakeModel } from "./helpers/fake-model.js";
 import { ev, resumedRun } from "./helpers/fixtures.js";
+import { viewMounter, text } from "./helpers/mount.js";
 
 // The real stylesheet, so "hidden in the normal view" is checked the way a browser would apply it.
 let sheet;
@@ -19,28 +18,15 @@ beforeAll(() => {
 });
 afterAll(() => sheet.remove());
 
-let mounted = [];
-function mount(traits = { status: "running" }) {
-  const model = new FakeModel(traits);
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
-  mounted.push({ view, el });
-  const send = (...events) => {
-    model.emit({ kind: "events", events: events.flat() });
-    view.flush();
-  };
+const mountView = viewMounter();
+function mount(traits) {
+  const mounted = mountView(traits);
   const teach = () => {
-    el.querySelector(".agentcell-teach").click();
-    view.flush();
+    mounted.el.querySelector(".agentcell-teach").click();
+    mounted.view.flush();
   };
-  return { model, el, view, send, teach, $: (s) => el.querySelector(s), $$: (s) => [...el.querySelectorAll(s)] };
+  return { ...mounted, teach };
 }
-afterEach(() => {
-  for (const { view, el } of mounted) view.destroy(), el.remove();
-  mounted = [];
-});
-const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
 const visible = (el) => {
   for (let e = el; e; e = e.parentElement) if (e.hidden || getComputedStyle(e).display === "none") return false;
   return true;

@@ -4,30 +4,13 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import { createView } from "../src/view.js";
-import { FakeModel } from "./helpers/fake-model.js";
+import { describe, expect, it } from "vitest";
+import { viewMounter } from "./helpers/mount.js";
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), "../../tests/fixtures/transcripts");
 const events = JSON.parse(readFileSync(join(dir, "media.events.json"), "utf8"));
 
-let mounted = [];
-function mount() {
-  const model = new FakeModel({ status: "running" });
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
-  mounted.push({ view, el });
-  const send = (list) => {
-    model.emit({ kind: "events", events: list });
-    view.flush();
-  };
-  return { el, send, $$: (s) => [...el.querySelectorAll(s)] };
-}
-afterEach(() => {
-  for (const { view, el } of mounted) view.destroy(), el.remove();
-  mounted = [];
-});
+const mount = viewMounter();
 
 describe("media in the widget", () => {
   it("shows each image's thumbnail, the first event's carried to the later ones", () => {

@@ -1,27 +1,10 @@
 // The header meters count right: the running slot's own ceiling, the request in flight, tokens that
 // move while text streams (estimated until the provider reports), and labelled scopes.
-import { afterEach, describe, expect, it } from "vitest";
-import { createView } from "../src/view.js";
-import { FakeModel } from "./helpers/fake-model.js";
+import { describe, expect, it } from "vitest";
 import { ev } from "./helpers/fixtures.js";
+import { viewMounter } from "./helpers/mount.js";
 
-let mounted = [];
-function mountView(traits = { status: "running" }) {
-  const model = new FakeModel(traits);
-  const el = document.createElement("div");
-  document.body.append(el);
-  const view = createView(model, el, { requestAnimationFrame: null, now: () => 0 });
-  mounted.push({ view, el });
-  const send = (...events) => {
-    model.emit({ kind: "events", events: events.flat() });
-    view.flush();
-  };
-  return { send, $: (s) => el.querySelector(s), $$: (s) => [...el.querySelectorAll(s)] };
-}
-afterEach(() => {
-  for (const { view, el } of mounted) view.destroy(), el.remove();
-  mounted = [];
-});
+const mountView = viewMounter();
 const text = (el) => (el ? el.textContent : null);
 
 describe("header meters", () => {
