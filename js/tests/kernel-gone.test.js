@@ -40,6 +40,9 @@ describe("kernel gone", () => {
     expect($(".agentcell").dataset.status).toBe("lost");
     expect($(".agentcell-status").textContent).toBe("kernel restarted — this run was lost; 5 words kept");
     expect($(".agentcell-stop").disabled).toBe(true);
+    const slot = $(".agentcell-slot");
+    expect(slot.dataset.slotStatus).toBe("interrupted"); // the slot no longer says it is running
+    expect($(".agentcell-slot-status").textContent).toBe("interrupted");
     clock = 60_000;
     view.flush();
     expect($(".agentcell-elapsed").textContent).toBe(before);

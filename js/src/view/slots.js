@@ -89,8 +89,9 @@ function whenIdle(fn) {
 }
 
 function renderSlotHead(slot, sv, runEnded) {
-  // A slot that never ran in a run that ended was skipped.
-  const shownStatus = slot.status === "pending" && runEnded ? "skipped" : slot.status;
+  // In a run that ended, a slot that never ran was skipped, and one still running was cut off without an
+  // ending of its own (its kernel went away mid-run): it no longer says "running".
+  const shownStatus = !runEnded ? slot.status : slot.status === "pending" ? "skipped" : slot.status === "running" ? "interrupted" : slot.status;
   setAttr(sv.section, "data-slot-type", slot.type);
   setAttr(sv.section, "data-slot-status", shownStatus);
   setAttr(sv.section, "data-kept", slot.kept ? "true" : null);
