@@ -208,6 +208,11 @@ class RunOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _ApproveKeyword, _OneRu
     """Every `RunOptions` field as a keyword (`start_run`, `stream`); each field's doc and default are there."""
 
 
+class StreamOptionsKwargs(_ModelKeyword, _EveryRunKeywords, _ApproveKeyword, _OneRunKeywords, total=False):
+    """`stream()`: every option but `step` and `predict` (its consumer holds no handle to press Next with, so a
+    stepped stream would wait at its first pause for ever)."""
+
+
 class CompleteOptionsKwargs(_EveryRunKeywords, _ApproveKeyword, _OneRunKeywords, total=False):
     """`complete`, `complete_async`, `complete_incremental_async`: `model` is their own keyword (it also
     takes struckdown's `LLM`, built into a model with `credentials=` before `RunOptions`)."""

@@ -105,3 +105,10 @@ async def test_a_run_without_step_refuses_step() -> None:
 def test_complete_does_not_take_step() -> None:
     with pytest.raises(TypeError, match="nobody could press Next"):
         agentcell.complete("Hi [[answer]]", step=True)  # type: ignore[call-arg]
+
+
+async def test_stream_does_not_take_step() -> None:
+    """A stepped `stream()` used to wait at its first pause for ever: its consumer has no handle to press Next."""
+    with pytest.raises(TypeError, match="nobody could press Next"):
+        async for _ in agentcell.stream("Hi [[answer]]", step=True):  # type: ignore[call-arg]
+            pass

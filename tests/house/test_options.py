@@ -33,8 +33,9 @@ FIELDS = [f.name for f in dataclasses.fields(RunOptions)]
 # is built, so no key is held by the options), and for the generator `stream` (token events or not).
 SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     "engine.start_run": (engine.start_run, [], set()),
-    "stream": (engine.stream, [], set()),
-    # Lesson mode's `step` / `predict` need someone to press Next: not for the functions that run to the end.
+    # Lesson mode's `step` / `predict` need someone to press Next: not for the functions that run to the end,
+    # nor for `stream`, whose consumer holds no handle to press it with.
+    "stream": (engine.stream, [], {"step", "predict"}),
     "complete_async": (engine.complete_async, ["on_halt", "credentials"], {"step", "predict"}),
     "complete": (engine.complete, ["on_halt", "credentials"], {"step", "predict"}),
     "complete_incremental_async": (engine.complete_incremental_async, ["on_halt", "credentials", "stream"],

@@ -45,7 +45,7 @@ from ..options import (
     Compaction,
     CompleteOptionsKwargs,
     RunOptions,
-    RunOptionsKwargs,
+    StreamOptionsKwargs,
     option_keywords,
     options_for,
 )
@@ -75,7 +75,7 @@ __all__ = [
 
 
 @option_keywords
-async def stream(template: Template | str, **options: Unpack[RunOptionsKwargs]) -> AsyncGenerator[Event, None]:
+async def stream(template: Template | str, **options: Unpack[StreamOptionsKwargs]) -> AsyncGenerator[Event, None]:
     """Run `template` and yield its events; leaving the loop early stops the run (keywords: `RunOptions`)."""
     run = start(template, options_for(stream, options))  # in the generator's body: `aclose()` must reach it
     try:
