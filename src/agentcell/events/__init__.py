@@ -108,6 +108,9 @@ from .run import (
     ToolStarted as ToolStarted,
 )
 from .run import (
+    ToolsListed as ToolsListed,
+)
+from .run import (
     Usage as Usage,
 )
 from .run import (
