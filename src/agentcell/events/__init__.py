@@ -105,10 +105,10 @@ from .run import (
     ToolCompleted as ToolCompleted,
 )
 from .run import (
-    ToolStarted as ToolStarted,
+    ToolsListed as ToolsListed,
 )
 from .run import (
-    ToolsListed as ToolsListed,
+    ToolStarted as ToolStarted,
 )
 from .run import (
     Usage as Usage,

@@ -388,8 +388,9 @@ def _call_id(ev: Ev) -> Any:
 HANDLERS: dict[str, Callable[[TranscriptState, Ev], None]] = {
     fn.__name__: fn
     for fn in (run_started, slot_started, token_delta, thinking_delta, slot_retracted, tool_started,
-               tool_completed, approval_requested, approval_resolved, tools_listed, retrying, usage_updated, run_warning,
-               guard_tripped, checkpoint_reached, slot_completed, slot_failed, run_resumed, context_updated,
-               compaction_started, compaction_finished, request_completed, media_added, processing_complete)
+               tool_completed, approval_requested, approval_resolved, tools_listed, retrying, usage_updated,
+               run_warning, guard_tripped, checkpoint_reached, slot_completed, slot_failed, run_resumed,
+               context_updated, compaction_started, compaction_finished, request_completed, media_added,
+               processing_complete)
 }
 """Event kind → handler; every kind in `events.py` is here or a teaching payload (a test checks)."""
