@@ -193,7 +193,7 @@ const RENDER = {
         { class: "agentcell-approval-head" },
         h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `),
         h("span", { class: "agentcell-tool-name" }, item.name),
-        item.server ? h("span", { class: "agentcell-approval-server" }, `(${serverNote(item.server)})`) : null,
+        item.server ? h("span", { class: "agentcell-approval-server" }, ` (${serverNote(item.server)})`) : null,
       ),
       argsBlock(item.args, { copy: false }),
       state === "pending" && !ctx.ended ? approvalActions(item, ctx) : approvalOutcome(item, state, sent),
