@@ -1,7 +1,8 @@
 // An MCP server's tool in every view of the widget: the approval card names the server (its buttons, focus and
 // the one announcement unchanged), the tool card too, and the teaching view lists the server's tools (from
 // `tools_listed`) with their Python signature and their server, names the server on each call in the lanes,
-// and sends the real schema in the wire view. Events: tests/fixtures/transcripts/mcp-approval.events.json.
+// and sends the real schema in the wire view. Events: tests/fixtures/transcripts/mcp-approval.events.json (a real
+// run of tests/mcpservers/fault_server.py, named `notes`).
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,11 +41,11 @@ describe("an MCP tool's approval card", () => {
     const { send, $, $$ } = mount();
     send(until("approval_requested"));
     const card = $('.agentcell-approval[data-approval="pending"]');
-    expect(text(card.querySelector(".agentcell-approval-head"))).toBe("approval needed: git_commit (MCP server git)");
-    expect(card.getAttribute("aria-label")).toBe("Approval for git_commit (MCP server git)");
+    expect(text(card.querySelector(".agentcell-approval-head"))).toBe("approval needed: write_note (MCP server notes)");
+    expect(card.getAttribute("aria-label")).toBe("Approval for write_note (MCP server notes)");
     expect(document.activeElement).toBe(card);
-    expect($$(".agentcell-approval-actions button").map((b) => b.getAttribute("aria-label"))).toEqual(["Approve git_commit", "Deny git_commit"]);
-    expect(text($(".agentcell-status"))).toBe("waiting for your approval: git_commit");
+    expect($$(".agentcell-approval-actions button").map((b) => b.getAttribute("aria-label"))).toEqual(["Approve write_note", "Deny write_note"]);
+    expect(text($(".agentcell-status"))).toBe("waiting for your approval: write_note");
     expect($$('[role="status"], [aria-live]').filter((e) => !e.hidden && text(e))).toEqual([$(".agentcell-status")]);
   });
 
@@ -52,27 +53,26 @@ describe("an MCP tool's approval card", () => {
     const { send, $ } = mount();
     const plain = until("approval_requested").map((e) => (e.kind === "approval_requested" ? { ...e, server: undefined } : e));
     send(plain);
-    expect(text($(".agentcell-approval-head"))).toBe("approval needed: git_commit");
+    expect(text($(".agentcell-approval-head"))).toBe("approval needed: write_note");
     expect($(".agentcell-approval-server")).toBe(null);
-    expect($(".agentcell-approval").getAttribute("aria-label")).toBe("Approval for git_commit");
+    expect($(".agentcell-approval").getAttribute("aria-label")).toBe("Approval for write_note");
   });
 
   it("keeps the server once answered, and the tool card names it too", () => {
     const { send, $ } = mount("completed");
     send(EVENTS);
-    expect(text($(".agentcell-approval-head"))).toBe("approval needed: git_commit (MCP server git)");
-    const tool = $('.agentcell-tool[data-tool="git_commit"] .agentcell-tool-server');
-    expect([tool.textContent, tool.title]).toEqual(["git · ", "MCP server git"]);
+    expect(text($(".agentcell-approval-head"))).toBe("approval needed: write_note (MCP server notes)");
+    const tool = $('.agentcell-tool[data-tool="write_note"] .agentcell-tool-server');
+    expect([tool.textContent, tool.title]).toEqual(["notes · ", "MCP server notes"]);
   });
 });
 
 describe("an MCP tool in the teaching view", () => {
   it("tools_listed adds the server's tools to the offered list, with server and schema", () => {
     const state = replay(EVENTS);
-    expect(offeredTools(state).map((t) => [t.name, t.server, t.schema?.required])).toEqual([
-      ["git_status", "git", ["repo_path"]],
-      ["git_commit", "git", ["repo_path", "message"]],
-    ]);
+    const offered = offeredTools(state);
+    expect(offered.map((t) => t.name)).toEqual(["echo", "write_note", "crash", "boom", "big", "slow", "picture"]);
+    expect(offered.every((t) => t.server === "notes" && t.schema?.required?.[0] === "text")).toBe(true);
     const before = replay(EVENTS.filter((e) => e.kind !== "tools_listed"));
     expect(offeredTools(before)).toEqual([]); // the old view: the server's tools were not offered at all
   });
@@ -82,13 +82,13 @@ describe("an MCP tool in the teaching view", () => {
     send(EVENTS);
     $(".agentcell-teach").click();
     view.flush();
-    const decl = $('.agentcell-tool-decl[data-tool="git_commit"]');
-    expect(text(decl.querySelector(".agentcell-tool-server"))).toBe("· MCP server git");
-    expect(decl.querySelector(".ac-signature").textContent).toBe('def git_commit(repo_path: str, message: str):\n    """Records changes to the repository"""\n    ...');
-    const run = $('.ac-run[data-tool="git_commit"]');
-    expect(text(run.querySelector(".ac-run-server"))).toBe("MCP server git");
+    const decl = $('.agentcell-tool-decl[data-tool="write_note"]');
+    expect(text(decl.querySelector(".agentcell-tool-server"))).toBe("· MCP server notes");
+    expect(decl.querySelector(".ac-signature").textContent).toBe('def write_note(text: str):\n    """(MCP server notes) Write a note (no hints: a write)."""\n    ...');
+    const run = $('.ac-run[data-tool="write_note"]');
+    expect(text(run.querySelector(".ac-run-server"))).toBe("MCP server notes");
     const wire = $('.ac-seq[data-round="1"] .ac-wire pre');
     const sent = JSON.parse(wire.textContent);
-    expect(sent.tools.find((t) => t.function.name === "git_commit").function.parameters.required).toEqual(["repo_path", "message"]);
+    expect(sent.tools.find((t) => t.function.name === "write_note").function.parameters.required).toEqual(["text"]);
   });
 });

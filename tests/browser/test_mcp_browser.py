@@ -66,6 +66,5 @@ def test_clicking_approve_on_git_commit_makes_the_commit(lab: Lab, page: Any) ->
     expect(cell(page, 2).locator(".jp-OutputArea-output")).to_have_text("Commit from the browser\nfirst\n")
     run_cell(page, 3)
     wait_cell_done(page, 3)
-    print("OUTPUTS", cell(page, 3).locator(".jp-OutputArea-output").all_inner_texts())
     expect(cell(page, 3).locator(".jp-OutputArea-output")).to_contain_text("Stopped MCP server(s): git.")
     assert page.js_errors == []
