@@ -14,6 +14,11 @@ export function label(key, vars) {
   return fill(Object.hasOwn(labels.label, key) ? labels.label[key] : key, vars);
 }
 
+/** "MCP server git": how every view names the server an MCP tool comes from (Python: `render/items.py`). */
+export function serverNote(server) {
+  return label("mcp_server", { server });
+}
+
 export function formatElapsed(seconds) {
   const s = Math.max(0, Number.isFinite(seconds) ? seconds : 0);
   if (s < 60) return `${s.toFixed(1)} s`;

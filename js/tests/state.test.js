@@ -9,7 +9,7 @@ import { ev, fullRun } from "./helpers/fixtures.js";
 describe("reducer", () => {
   it("knows every kind in events.py", () => {
     expect([...KNOWN_KINDS].sort()).toEqual(
-      ["approval_requested", "approval_resolved", "checkpoint_reached", "compaction_finished", "compaction_started", "context_updated", "guard_tripped", "media_added", "processing_complete", "request_completed", "retrying", "run_resumed", "run_started", "run_warning", "slot_completed", "slot_failed", "slot_retracted", "slot_started", "thinking_delta", "token_delta", "tool_completed", "tool_started", "usage_updated"].sort(),
+      ["approval_requested", "approval_resolved", "checkpoint_reached", "compaction_finished", "compaction_started", "context_updated", "guard_tripped", "media_added", "processing_complete", "request_completed", "retrying", "run_resumed", "run_started", "run_warning", "slot_completed", "slot_failed", "slot_retracted", "slot_started", "thinking_delta", "token_delta", "tool_completed", "tool_started", "tools_listed", "usage_updated"].sort(),
     );
     // …and every kind the Python side declares is either handled or shown as a teaching payload.
     const events = join(dirname(fileURLToPath(import.meta.url)), "../../src/agentcell/events");

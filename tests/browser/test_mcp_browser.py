@@ -1,5 +1,6 @@
 """An MCP server's write waits in the browser: `mcp-server-git`'s `git_commit` under `--approve writes` shows an
-approval card in JupyterLab; clicking Approve lets the commit run, and `git log` shows it."""
+approval card in JupyterLab that names the server; clicking Approve lets the commit run, and `git log` shows it.
+The teaching view then shows the server's tools as Python signatures."""
 
 from __future__ import annotations
 
@@ -50,11 +51,16 @@ def test_clicking_approve_on_git_commit_makes_the_commit(lab: Lab, page: Any) ->
     widget = cell(page, 1).locator(".agentcell")
     expect(widget.locator('.agentcell-approval[data-approval="pending"]')).to_be_visible(timeout=90_000)
     expect(widget.locator(".agentcell-status")).to_have_text("waiting for your approval: git_commit")
+    expect(widget.locator(".agentcell-approval-head")).to_have_text("approval needed: git_commit (MCP server git)")
     widget.get_by_role("button", name="Approve git_commit").click()
     expect(widget).to_have_attribute("data-status", "completed", timeout=60_000)
     expect(widget.locator(".agentcell-approval-outcome")).to_have_text("approved")
     card = widget.locator('.agentcell-tool[data-tool="git_commit"]')
     expect(card.locator(".agentcell-tool-server")).to_have_text("git · ")  # the card names the MCP server
+    widget.locator(".agentcell-teach").click()  # the teaching view: the server's tools as Python signatures
+    decl = widget.locator('.agentcell-tool-decl[data-tool="git_commit"]')
+    expect(decl.locator(".agentcell-tool-server")).to_contain_text("MCP server git")
+    expect(decl.locator(".ac-signature")).to_contain_text("def git_commit(repo_path: str, message: str):")
     run_cell(page, 2)
     wait_cell_done(page, 2)
     expect(cell(page, 2).locator(".jp-OutputArea-output")).to_have_text("Commit from the browser\nfirst\n")

@@ -15,7 +15,7 @@ EVENTS = [
     "ContextUpdated", "Event", "GuardTripped", "HttpExchange", "Limits", "ModelRequestSent",
     "ModelResponseReceived", "ProcessingComplete", "RequestCompleted", "RetractReason", "Retrying",
     "RunResumed", "RunStarted", "RunStatus", "RunWarning", "SlotCompleted", "SlotFailed", "SlotInfo",
-    "SlotRetracted", "SlotStarted", "ThinkingDelta", "TokenDelta", "ToolCompleted", "ToolStarted", "Usage",
+    "SlotRetracted", "SlotStarted", "ThinkingDelta", "TokenDelta", "ToolCompleted", "ToolStarted", "ToolsListed", "Usage",
     "UsageUpdated",
 ]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentcell.engine import stream
-from agentcell.events import ApprovalRequested, ToolCompleted
+from agentcell.events import ApprovalRequested, ToolCompleted, ToolsListed
 from agentcell.mcp_servers import mcp
 from tests.engine.conftest import Call, Script, slot, template
 
@@ -39,10 +39,10 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("approved", [False, True])
 async def test_reads_run_freely_and_a_commit_waits_for_approval(repo: Path, approved: bool) -> None:
-    asked: list[str] = []
+    asked: list[tuple[str, str | None]] = []
 
     async def approve(request: ApprovalRequested) -> bool:
-        asked.append(request.tool_name)
+        asked.append((request.tool_name, request.server))  # the approval names the MCP server
         return approved
 
     server = mcp(f"{sys.executable} -m mcp_server_git --repository {repo}")
@@ -56,7 +56,7 @@ async def test_reads_run_freely_and_a_commit_waits_for_approval(repo: Path, appr
         events = [e async for e in stream(template(slot("answer", use_tools=True)), model=script.model,
                                           toolsets=[server], approve=approve, approve_writes=True)]
     assert events[-1].status == "completed"
-    assert asked == ["git_commit"]
+    assert asked == [("git_commit", "git")]
     done = {e.tool_name: e for e in events if isinstance(e, ToolCompleted)}
     assert done["git_status"].ok and "notes.txt" in done["git_status"].result
     assert done["git_log"].ok and "first commit" in done["git_log"].result
@@ -65,3 +65,37 @@ async def test_reads_run_freely_and_a_commit_waits_for_approval(repo: Path, appr
         assert done["git_commit"].ok and log.splitlines() == ["second commit", "first commit"]
     else:
         assert "git_commit" not in done and log.splitlines() == ["first commit"]
+
+
+async def test_every_view_names_the_server_and_the_teaching_view_shows_the_signature(repo: Path) -> None:
+    """A real run's events: the slot's MCP tools are listed with their schema and server (`tools_listed`), and the
+    saved static view, the teaching view and the lesson export name the server on the approval and the tool call."""
+    from agentcell.events.json import to_wire
+    from agentcell.render.html import transcript_html
+    from agentcell.render.lesson import lesson_html
+    from agentcell.render.teaching.view import teaching_html
+    from agentcell.transcript import Transcript
+
+    async def approve(request: ApprovalRequested) -> bool:
+        return True
+
+    server = mcp(f"{sys.executable} -m mcp_server_git --repository {repo}")
+    script = Script([Call("git_commit", {"repo_path": str(repo), "message": "second commit"}, id="c")], ["done"])
+    async with asyncio.timeout(120):  # a hang guard
+        events = [e async for e in stream(template(slot("answer", use_tools=True)), model=script.model,
+                                          toolsets=[server], approve=approve, approve_writes=True)]
+    listed = {s["name"]: s for e in events if isinstance(e, ToolsListed) for s in e.tool_schemas}
+    assert listed["git_commit"]["server"] == "git"
+    assert listed["git_commit"]["parameters_json_schema"]["required"] == ["repo_path", "message"]
+    tr = Transcript.from_wire([to_wire(e, t=i / 10) for i, e in enumerate(events)])
+    static = transcript_html(tr)
+    assert "approval needed: <strong><code>git_commit</code></strong> " \
+           '<span class="ac-approval-server">(MCP server git)</span> — approved' in static
+    assert '<span class="ac-tool-server" title="MCP server git">git · </span>' in static
+    teaching = teaching_html(tr)
+    assert '<code class="agentcell-tool-name">git_commit</code><span class="agentcell-tool-server"> · MCP server git' \
+        in teaching
+    assert "def git_commit(repo_path: str, message: str):" in teaching
+    assert '<span class="ac-caption ac-run-server">MCP server git</span>' in teaching
+    lesson = lesson_html([("git", tr)])
+    assert "(MCP server git)" in lesson and "def git_commit(repo_path: str, message: str):" in lesson

@@ -3,7 +3,7 @@
 import { h, preBlock } from "./dom.js";
 import { renderMedia } from "./media.js";
 import { copyItemButton } from "./copy.js";
-import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel } from "../format.js";
+import { formatArgs, formatCount, formatJSON, formatMs, formatResult, formatTokens, isLong, label, plural, requestText, retryText, retractLabel, serverNote } from "../format.js";
 
 /** Item types shown only in the teaching view (a round holding nothing else is hidden too). */
 export const TEACH_ONLY_ITEMS = new Set(["payload", "request"]);
@@ -169,7 +169,7 @@ const RENDER = {
         class: "agentcell-item agentcell-tool",
         data: { "call-id": item.callId, tool: item.name, "tool-status": status, cached: item.cached ? "true" : null, round: item.round },
       },
-      h("div", { class: "agentcell-tool-head" }, h("span", { class: "agentcell-tool-icon", "aria-hidden": "true" }, "\u2692"), item.server ? h("span", { class: "agentcell-tool-server", title: `MCP server ${item.server}` }, `${item.server} · `) : null, h("span", { class: "agentcell-tool-name" }, item.name), ...badges, duration),
+      h("div", { class: "agentcell-tool-head" }, h("span", { class: "agentcell-tool-icon", "aria-hidden": "true" }, "\u2692"), item.server ? h("span", { class: "agentcell-tool-server", title: serverNote(item.server) }, `${item.server} · `) : null, h("span", { class: "agentcell-tool-name" }, item.name), ...badges, duration),
       ...body,
     );
   },
@@ -185,10 +185,16 @@ const RENDER = {
         class: "agentcell-item agentcell-approval",
         data: { "call-id": item.callId, approval: state, round: item.round, "focus-key": `approval:${item.callId}` },
         role: "group",
-        aria: { label: `Approval for ${item.name}` },
+        aria: { label: `Approval for ${item.name}${item.server ? ` (${serverNote(item.server)})` : ""}` },
         tabindex: "-1",
       },
-      h("div", { class: "agentcell-approval-head" }, h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `), h("span", { class: "agentcell-tool-name" }, item.name)),
+      h(
+        "div",
+        { class: "agentcell-approval-head" },
+        h("span", { class: "agentcell-label" }, `${label("approval_needed")}: `),
+        h("span", { class: "agentcell-tool-name" }, item.name),
+        item.server ? h("span", { class: "agentcell-approval-server" }, ` (${serverNote(item.server)})`) : null,
+      ),
       argsBlock(item.args, { copy: false }),
       state === "pending" && !ctx.ended ? approvalActions(item, ctx) : approvalOutcome(item, state, sent),
     );

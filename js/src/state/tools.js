@@ -65,8 +65,17 @@ export const TOOL_HANDLERS = {
     const [existing] = findApproval(state, ev.slot, ev.call_id);
     if (existing) return;
     const slot = getSlot(state, ev.slot);
-    const item = { type: "approval", v: 0, callId: ev.call_id ?? null, name: String(ev.tool_name ?? "?"), args: ev.args ?? {}, resolved: null };
+    const server = typeof ev.server === "string" ? { server: ev.server } : {}; // as on the tool card
+    const item = { type: "approval", v: 0, callId: ev.call_id ?? null, name: String(ev.tool_name ?? "?"), ...server, args: ev.args ?? {}, resolved: null };
     addItem(state, ev.slot, item, evRound(slot, ev.round));
+  },
+  /** A slot's toolsets described their tools (an MCP server's): merged into `toolSchemas` as a new list, one entry a name. */
+  tools_listed(state, ev) {
+    const listed = (Array.isArray(ev.tool_schemas) ? ev.tool_schemas : []).filter((s) => s && typeof s === "object" && !Array.isArray(s));
+    if (!listed.length) return;
+    const names = new Set(listed.map((s) => String(s.name ?? "?")));
+    const kept = Array.isArray(state.toolSchemas) ? state.toolSchemas.filter((s) => !(s && typeof s === "object" && names.has(s.name))) : [];
+    state.toolSchemas = [...kept, ...listed];
   },
   approval_resolved(state, ev) {
     const [item, round, slot] = findApproval(state, ev.slot, ev.call_id);

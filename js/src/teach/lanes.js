@@ -2,7 +2,7 @@
 // request (role-labelled bubbles), the response (thinking, text, tool calls), the tool executions
 // (time bars showing which ran together, cached, the error as the model reads it) and the markers.
 import { h } from "../render/dom.js";
-import { formatArgs, formatCount, formatMs, formatResult, plural } from "../format.js";
+import { formatArgs, formatCount, formatMs, formatResult, plural, serverNote } from "../format.js";
 import { bubbles, laneTag, markerEl, textBox } from "./bits.js";
 import { LANES, words } from "./words.js";
 
@@ -78,7 +78,7 @@ function runEl(run, t0, span) {
   return h(
     "div",
     { class: "ac-run", data: { tool: run.name, status: run.status, cached: run.cached ? "true" : null } },
-    h("div", { class: "ac-run-head" }, h("code", { class: "ac-run-call" }, `${run.name}(${formatArgs(run.args ?? {})})`), ...badges, run.elapsedMs !== null ? h("span", { class: "ac-run-ms" }, formatMs(run.elapsedMs)) : null),
+    h("div", { class: "ac-run-head" }, h("code", { class: "ac-run-call" }, `${run.name}(${formatArgs(run.args ?? {})})`), run.server ? h("span", { class: "ac-caption ac-run-server" }, serverNote(run.server)) : null, ...badges, run.elapsedMs !== null ? h("span", { class: "ac-run-ms" }, formatMs(run.elapsedMs)) : null),
     bar(run, t0, span),
     run.status !== "running" ? h("div", { class: "ac-run-result" }, h("span", { class: "ac-caption" }, caption), textBox("ac-result-box", result)) : null,
   );

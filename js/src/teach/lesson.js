@@ -44,7 +44,7 @@ function toolRun(it) {
   const start = Number.isFinite(it.startT) ? it.startT : null;
   const ms = Number.isFinite(it.elapsedMs) ? it.elapsedMs : null;
   return {
-    name: it.name, callId: it.callId, args: it.args, status: it.status, result: it.result, error: it.error,
+    name: it.name, server: it.server ?? null, callId: it.callId, args: it.args, status: it.status, result: it.result, error: it.error,
     cached: !!it.cached, startT: start, elapsedMs: ms, endT: start !== null && ms !== null ? start + ms / 1000 : null, fedBack: null,
   };
 }
@@ -147,7 +147,8 @@ export function offeredTools(state) {
   for (const s of schemas) {
     if (!s || typeof s !== "object") continue;
     const name = String(s.name ?? "?");
-    byName.set(name, { name, description: String(s.description ?? ""), schema: s.parameters_json_schema ?? s.parameters ?? s.input_schema });
+    const server = typeof s.server === "string" ? { server: s.server } : {}; // an MCP server's tool (`tools_listed`)
+    byName.set(name, { name, description: String(s.description ?? ""), schema: s.parameters_json_schema ?? s.parameters ?? s.input_schema, ...server });
   }
   return [...byName.values()];
 }

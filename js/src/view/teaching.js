@@ -2,7 +2,7 @@
 // (each tool as a Python signature with its docstring, the JSON schema one toggle away), then the loop
 // round by round in three lanes with agentcell's interventions as markers (teach/lanes.js), each round's
 // wire in the chosen format (teach/wire.js), and the events this widget does not know yet.
-import { formatJSON, plural } from "../format.js";
+import { formatJSON, plural, serverNote } from "../format.js";
 import { h, preBlock, swap, syncChildren } from "../render/dom.js";
 import { lessonSlot, offeredTools } from "../teach/lesson.js";
 import { roundEl, laneHeads } from "../teach/lanes.js";
@@ -18,6 +18,7 @@ function toolDeclaration(t) {
     "li",
     { class: "agentcell-tool-decl", data: { tool: t.name } },
     h("span", { class: "agentcell-tool-name" }, t.name),
+    t.server ? h("span", { class: "agentcell-tool-server" }, ` · ${serverNote(t.server)}`) : null,
     known ? h("pre", { class: "agentcell-pre ac-signature", aria: { label: `Python signature of ${t.name}` } }, pythonSource(t.name, t.description, t.schema)) : null,
     !known && t.description ? h("div", { class: "agentcell-tool-description" }, t.description) : null,
     known

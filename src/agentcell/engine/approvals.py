@@ -13,6 +13,7 @@ cancels the run like anywhere else.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
@@ -49,30 +50,37 @@ async def deny_without_view(request: ApprovalRequested) -> ApprovalDecision:
     return ApprovalDecision(approved=False, reason=FORK_NO_APPROVER.format(tool=request.tool_name))
 
 
-async def resolve_approvals(state: RunState, slot: str, requests: DeferredToolRequests) -> DeferredToolResults:
+async def resolve_approvals(
+    state: RunState, slot: str, requests: DeferredToolRequests, server_of: Callable[[str], str | None] | None = None
+) -> DeferredToolResults:
     """Resolve a slot's pending approval requests through `state.approve`, one call at a time.
 
     The approval capability of the slot's agent (`agents._Approvals`, only on agents whose tools need
     approval) calls this: pydantic-ai's `HandleDeferredToolCalls` would do the same as a capability of its
-    own, on every agent, which costs a context copy per hook of every run, approvals or not.
+    own, on every agent, which costs a context copy per hook of every run, approvals or not. `server_of`
+    names a tool's MCP server (`SlotCalls.server_of`), which the approval card shows.
     """
     results = DeferredToolResults()
     for call in requests.approvals:
         await state.guards.join()  # never ask a person about a call made from rejected input
-        decision = await _decide(state, slot, call.tool_call_id, call.tool_name, call.args_as_dict())
+        decision = await _decide(state, slot, call.tool_call_id, call.tool_name, call.args_as_dict(),
+                                 None if server_of is None else server_of(call.tool_name))
         results.approvals[call.tool_call_id] = (
             ToolApproved() if decision.approved else ToolDenied(_denial(call.tool_name, decision))
         )
     return results
 
 
-async def _decide(state: RunState, slot: str, call_id: str, tool: str, args: dict[str, Any]) -> ApprovalDecision:
+async def _decide(
+    state: RunState, slot: str, call_id: str, tool: str, args: dict[str, Any], server: str | None = None
+) -> ApprovalDecision:
     request = ApprovalRequested(
         run_id=state.run_id,
         slot=slot,
         call_id=call_id,
         tool_name=tool,
         args=to_jsonable_python(args, fallback=repr),
+        server=server,
     )
     state.emit(request)
     if state.approve is None:

@@ -23,7 +23,7 @@ from pydantic_ai.tools import DeferredToolResults, ToolDenied
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import to_jsonable_python
 
-from ..events import ToolCompleted, ToolStarted
+from ..events import ToolCompleted, ToolsListed, ToolStarted
 from ..tools import ToolPolicy
 from .budget import SlotBudget
 from .lesson import InjectedCall, injected_timeout, labelled
@@ -50,6 +50,16 @@ def _converted(value: Any) -> Outcome:
         return Outcome(ok=True, value=value.for_model, text=value.text, media=value.media)
     result = convert_result(value)
     return Outcome(ok=True, value=result.value, text=result.text, replaced=result.replaced)
+
+
+def _described(name: str, tool: ToolsetTool[Any], server: object) -> dict[str, Any]:
+    """A toolset tool as `RunStarted.tool_schemas` describes a notebook tool, with its MCP server if it has one."""
+    out: dict[str, Any] = {"name": name, "description": tool.tool_def.description or "",
+                           "parameters_json_schema": to_jsonable_python(tool.tool_def.parameters_json_schema,
+                                                                        fallback=repr)}
+    if isinstance(server, str):
+        out["server"] = server
+    return out
 
 
 class SlotCalls:
@@ -83,6 +93,8 @@ class SlotCalls:
         self._refused: set[str] = set()
         self._servers: dict[str, str] = {}
         """Tool name → the MCP server it comes from (shown on its tool card)."""
+        self._listed: set[str] = set()
+        """Toolset tools already described to the views (`ToolsListed`), once per slot."""
         self._deferred: dict[str, tuple[str, int]] = {}
         """Shown calls the toolset deferred from inside (`ApprovalRequired`): call id → (tool, round)."""
 
@@ -104,6 +116,7 @@ class SlotCalls:
         if not self._foreign:
             return tools
         shown: dict[str, ToolsetTool[Any]] = {}
+        listed: list[dict[str, Any]] = []
         for name, tool in tools.items():
             if name in self._own:
                 shown[name] = tool
@@ -116,7 +129,16 @@ class SlotCalls:
                 if isinstance(server, str):
                     self._servers[name] = server
                 shown[name] = offered_tool(tool, policy)
+                if name not in self._listed:
+                    self._listed.add(name)
+                    listed.append(_described(name, tool, server))
+        if listed:
+            self._state.emit(ToolsListed(run_id=self._state.run_id, slot=self._slot, tool_schemas=tuple(listed)))
         return shown
+
+    def server_of(self, name: str) -> str | None:
+        """The MCP server the tool `name` comes from (`None` for any other tool): the approval card names it."""
+        return self._servers.get(name)
 
     def _refuse_external(self, name: str) -> None:
         """An external tool's calls are left to the caller of the agent run, which a slot has none for."""

@@ -266,7 +266,8 @@ def _agent_call(
         stream.resumed = resume
     return _AgentCall(
         agent=agent,
-        binding=Binding(calls=calls, approve=functools.partial(resolve_approvals, state, name), validate=validate),
+        binding=Binding(calls=calls, approve=functools.partial(
+            resolve_approvals, state, name, server_of=None if calls is None else calls.server_of), validate=validate),
         model=SlotModel(model, requests, auto_tool=auto_tool),
         output_type=None if answers != "typed" else typed_output(output.type, mode),
         instructions=_instructions(spec, rendered, state.reference_time),

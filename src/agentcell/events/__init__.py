@@ -105,6 +105,9 @@ from .run import (
     ToolCompleted as ToolCompleted,
 )
 from .run import (
+    ToolsListed as ToolsListed,
+)
+from .run import (
     ToolStarted as ToolStarted,
 )
 from .run import (

@@ -56,7 +56,7 @@ def wire_fields(event: Event) -> Converted:
         }
         return fields, check_json(fields)[0], False  # its journal row holds the result, not these fields
     fields = jsonable(event)  # one call in C: the dataclass's fields in order, `repr` for the odd value
-    if fields["kind"] == "tool_started" and fields.get("server") is None:
+    if fields["kind"] in ("tool_started", "approval_requested") and fields.get("server") is None:
         fields.pop("server", None)  # only an MCP server's tool names its server
     value = fields.get("value")
     if fields["kind"] == "slot_completed" and isinstance(value, str) and fields.get("text") == value:

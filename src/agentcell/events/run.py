@@ -171,6 +171,8 @@ class ApprovalRequested:
     call_id: str
     tool_name: str
     args: dict[str, Any] = field(default_factory=dict)
+    server: str | None = None
+    """The MCP server the tool comes from, as `ToolStarted.server` (left off the wire when `None`)."""
     kind: Literal["approval_requested"] = "approval_requested"
 
 
@@ -184,6 +186,21 @@ class ApprovalResolved:
     approved: bool
     reason: str | None = None
     kind: Literal["approval_resolved"] = "approval_resolved"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsListed:
+    """Tools a slot's toolsets listed when the slot started (an MCP server's), described once per slot.
+
+    `RunStarted.tool_schemas` describes the notebook's tools; a toolset's are known only once the slot
+    lists them, so the views (the teaching view's signatures, the lesson export) learn them from here.
+    """
+
+    run_id: str
+    slot: str
+    tool_schemas: tuple[dict[str, Any], ...] = ()
+    """Each as in `RunStarted.tool_schemas`, plus `server` (the MCP server's name) for an MCP server's tool."""
+    kind: Literal["tools_listed"] = "tools_listed"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -346,6 +363,7 @@ Event: TypeAlias = (
     | ToolCompleted
     | ApprovalRequested
     | ApprovalResolved
+    | ToolsListed
     | Retrying
     | UsageUpdated
     | RunWarning

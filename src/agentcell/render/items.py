@@ -40,9 +40,16 @@ def pre(text: str, caption: str | None = None) -> str:
     return f"<details><summary>{e(caption or 'show')} ({len(text):,} chars)</summary>{body}</details>"
 
 
+def server_note(server: str) -> str:
+    """"MCP server git": how every view names the server an MCP tool comes from (JS: `serverNote` in format.js)."""
+    return label("mcp_server", server=server)
+
+
 def _tool(item: ToolItem, *, ended: bool) -> str:
     status = item["status"]
-    head = [f"tool <strong><code>{e(item['name'])}</code></strong>"]
+    server = item["server"]
+    named = f'<span class="ac-tool-server" title="{e(server_note(server))}">{e(server)} · </span>' if server else ""
+    head = [f"tool {named}<strong><code>{e(item['name'])}</code></strong>"]
     if status == "error":
         head.append(f'<span class="ac-error">{e(label("tool_error"))}</span>')
     elif status == "running":
@@ -96,8 +103,10 @@ def _approval(item: ApprovalItem) -> str:
         reason = resolved["reason"]
         outcome = label("denied") + (f": {reason}" if reason else "")
     args = pre(as_json(item["args"])) if item["args"] else ""
+    server = item["server"]
+    named = f' <span class="ac-approval-server">({e(server_note(server))})</span>' if server else ""
     return (f'<div class="ac-tool">{e(label("approval_needed"))}: <strong><code>{e(item["name"])}</code></strong>'
-            f" — {e(outcome)}{args}</div>")
+            f"{named} — {e(outcome)}{args}</div>")
 
 
 def item_text(item: Item) -> str | None:
@@ -166,12 +175,16 @@ def item_line(item: Item) -> str | None:
             result = str(item["error"] or item["result"] or "")
             result = result if len(result) <= 300 else result[:297] + "..."
             args = json.dumps(item["args"] or {}, default=repr, ensure_ascii=False)
-            return f"  tool {item['name']}({args}) -> {result}"
+            server = item["server"]
+            via = f" via {server_note(server)}" if server else ""
+            return f"  tool {item['name']}({args}){via} -> {result}"
         case "approval":
             resolved = item["resolved"]
             outcome = label("not_answered") if resolved is None else label(
                 "approved" if resolved["approved"] else "denied")
-            return f"  approval {item['name']}: {outcome}"
+            server = item["server"]
+            named = f" ({server_note(server)})" if server else ""
+            return f"  approval {item['name']}{named}: {outcome}"
         case "narration":
             return f"  ({retract_label(item['reason'])}) {item['text']}"
         case "media":

@@ -141,7 +141,8 @@ def tool_completed(tr: TranscriptState, ev: Ev) -> None:
 
 
 def _tool_item(ev: Ev, args: Any, start_t: float | None) -> ToolItem:
-    return {"type": "tool", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"), "args": args,
+    return {"type": "tool", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"), "server": _server(ev),
+            "args": args,
             "status": "running", "result": None, "error": None, "cached": False, "elapsed_ms": None,
             "start_t": start_t}
 
@@ -152,8 +153,25 @@ def approval_requested(tr: TranscriptState, ev: Ev) -> None:
     slot = tr.slot(ev.get("slot"))
     args = ev.get("args")
     item: ApprovalItem = {"type": "approval", "call_id": ev.get("call_id"), "name": _s(ev, "tool_name", "?"),
-                          "args": {} if args is None else args, "resolved": None}
+                          "server": _server(ev), "args": {} if args is None else args, "resolved": None}
     tr.add_item(ev.get("slot"), item, tr.ev_round(slot, ev.get("round")))
+
+
+def _server(ev: Ev) -> str | None:
+    """An MCP server's tool names its server (the key is absent for any other tool)."""
+    server = ev.get("server")
+    return server if isinstance(server, str) else None
+
+
+def tools_listed(tr: TranscriptState, ev: Ev) -> None:
+    """A slot's toolsets described their tools: added to `tool_schemas` (a new list; one entry per name)."""
+    listed = [s for s in ev.get("tool_schemas") or [] if isinstance(s, dict)]
+    if not listed:
+        return
+    names = {str(s.get("name", "?")) for s in listed}
+    kept = [s for s in tr.tool_schemas if not (isinstance(s, dict) and s.get("name") in names)] \
+        if isinstance(tr.tool_schemas, list) else []
+    tr.tool_schemas = [*kept, *listed]
 
 
 def approval_resolved(tr: TranscriptState, ev: Ev) -> None:
@@ -370,8 +388,9 @@ def _call_id(ev: Ev) -> Any:
 HANDLERS: dict[str, Callable[[TranscriptState, Ev], None]] = {
     fn.__name__: fn
     for fn in (run_started, slot_started, token_delta, thinking_delta, slot_retracted, tool_started,
-               tool_completed, approval_requested, approval_resolved, retrying, usage_updated, run_warning,
-               guard_tripped, checkpoint_reached, slot_completed, slot_failed, run_resumed, context_updated,
-               compaction_started, compaction_finished, request_completed, media_added, processing_complete)
+               tool_completed, approval_requested, approval_resolved, tools_listed, retrying, usage_updated,
+               run_warning, guard_tripped, checkpoint_reached, slot_completed, slot_failed, run_resumed,
+               context_updated, compaction_started, compaction_finished, request_completed, media_added,
+               processing_complete)
 }
 """Event kind → handler; every kind in `events.py` is here or a teaching payload (a test checks)."""

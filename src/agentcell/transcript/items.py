@@ -55,6 +55,8 @@ class ToolItem(_InRound):
     call_id: Any
     """As the event sent it (a string normally; any JSON value is kept as it came)."""
     name: str
+    server: str | None
+    """The MCP server the tool comes from (`None` for any other tool)."""
     args: Any
     status: ToolStatus
     result: Any
@@ -73,6 +75,8 @@ class ApprovalItem(_InRound):
     type: Literal["approval"]
     call_id: Any
     name: str
+    server: str | None
+    """As on the tool item."""
     args: Any
     resolved: Resolution | None
     """`None` until the person answered."""

@@ -236,13 +236,15 @@ def lesson_slot(tr: Transcript, slot: Slot) -> LessonSlot:
 
 
 def offered_tools(tr: Transcript) -> list[Json]:
-    """The tools the run offered: `{name, description, schema}` (schema `None` when not sent)."""
-    by_name: dict[str, Json] = {t: {"name": t, "description": "", "schema": None} for t in tr.tools}
+    """The tools the run offered: `{name, description, schema, server}` (schema `None` when not sent; server
+    the MCP server's name for its tools, from `tools_listed`)."""
+    by_name: dict[str, Json] = {t: {"name": t, "description": "", "schema": None, "server": None} for t in tr.tools}
     for s in tr.tool_schemas if isinstance(tr.tool_schemas, list) else []:
         if isinstance(s, dict):
             name = str(s.get("name", "?"))
             schema = s.get("parameters_json_schema", s.get("parameters", s.get("input_schema")))
-            by_name[name] = {"name": name, "description": str(s.get("description") or ""), "schema": schema}
+            by_name[name] = {"name": name, "description": str(s.get("description") or ""), "schema": schema,
+                             "server": s["server"] if isinstance(s.get("server"), str) else None}
     return list(by_name.values())
 
 

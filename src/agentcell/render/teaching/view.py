@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ...transcript import Transcript
-from ..items import e
+from ..items import e, server_note
 from ..timeline import format_ms
 from .model import Json, LessonRound, LessonSlot, lesson_slot, offered_tools, words
 from .signature import python_source
@@ -147,6 +147,11 @@ def _response(r: LessonRound, brief: bool = False) -> str:
             f'{_tag("model", "model → agentcell")}<span>response</span></div>{"".join(body)}</div>')
 
 
+def _server(run: Json) -> str:
+    server = run.get("server")
+    return f'<span class="ac-caption ac-run-server">{e(server_note(server))}</span>' if server else ""
+
+
 def _run(run: Json, t0: float, span: float) -> str:
     args = json.dumps(run.get("args") or {}, ensure_ascii=False, default=repr)
     badges = "".join([' <span class="agentcell-badge agentcell-cached">cached</span>' if run.get("cached") else "",
@@ -154,7 +159,8 @@ def _run(run: Json, t0: float, span: float) -> str:
                       if run.get("status") == "error" else ""])
     ms = run.get("elapsed_ms")
     out = [f'<div class="ac-run" data-tool="{e(run["name"])}" data-status="{e(run.get("status"))}">'
-           f'<div class="ac-run-head"><code class="ac-run-call">{e(run["name"])}({e(args)})</code>{badges}'
+           f'<div class="ac-run-head"><code class="ac-run-call">{e(run["name"])}({e(args)})</code>'
+           f'{_server(run)}{badges}'
            + (f'<span class="ac-run-ms">{format_ms(ms)}</span>' if isinstance(ms, int | float) else "") + "</div>"]
     if span > 0 and run.get("start_t") is not None and run.get("end_t") is not None:
         left, width = (run["start_t"] - t0) / span * 100, max(1.5, (run["end_t"] - run["start_t"]) / span * 100)
@@ -230,8 +236,10 @@ def tools_html(tools: list[Json]) -> str:
         schema = (f'<details class="agentcell-tool-schema"><summary>JSON schema (what the model is sent)</summary>'
                   f'<pre>{e(json.dumps(t["schema"], indent=2, ensure_ascii=False))}</pre></details>'
                   if t["schema"] is not None else "")
+        server = (f'<span class="agentcell-tool-server"> · {e(server_note(t["server"]))}</span>'
+                  if t.get("server") else "")
         items.append(f'<li class="agentcell-tool-decl" data-tool="{e(t["name"])}"><code class="agentcell-tool-name">'
-                     f'{e(t["name"])}</code>{sig}{schema}</li>')
+                     f'{e(t["name"])}</code>{server}{sig}{schema}</li>')
     return f'<p class="ac-caption">{_count(len(tools), "tool")} offered to the model:</p><ul>{"".join(items)}</ul>'
 
 
