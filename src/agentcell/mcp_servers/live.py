@@ -191,16 +191,16 @@ class LiveServer:
         pid = self.pid
         if pid is None:
             return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(pid, sig)
-            except (ProcessLookupError, PermissionError, OSError):
-                return
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline:
-                if not _alive(pid):
-                    return
-                time.sleep(0.01)
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError, OSError):
+            return
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.01)
+        # The rest of the group (a server's own children) may outlive its leader: SIGKILL reaches them too.
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(pid, signal.SIGKILL)
 
     @property
     def alive(self) -> bool:
@@ -247,13 +247,24 @@ def _find_child(stderr_path: Path | None) -> int | None:
 
 
 def _alive(pid: int) -> bool:
+    """The group leader `pid` is still running: it answers signal 0 and is not a zombie.
+
+    An exited leader nobody has reaped yet (a zombie) still answers signal 0. Reaping it is not ours to do:
+    the process belongs to the stdio client's asyncio subprocess, whose child watcher waits for it, and when
+    this reaped it first the watcher logged "Unknown child process pid …, will report returncode 255" into
+    the cell's output.
+    """
     try:
         os.killpg(pid, 0)
     except (ProcessLookupError, PermissionError, OSError):
         return False
-    # A zombie group leader still answers signal 0: reap it if it is our child.
-    with contextlib.suppress(ChildProcessError, OSError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return False
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """`pid` has exited and waits to be reaped (Linux `/proc`; False where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
