@@ -69,3 +69,23 @@ def test_terminal_prints_live_and_ctrl_c_stops_keeping_the_partial_answer() -> N
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         os.close(master)
+
+
+def test_terminal_lines_name_the_mcp_server_of_a_tool() -> None:
+    """The terminal's tool and approval lines named only the tool; an MCP tool's line now names its server too,
+    as every other view does, and a notebook tool's line is as it was."""
+    import io
+
+    from agentcell.events import ApprovalRequested, ToolStarted
+    from agentcell.frontends.terminal import Printer
+
+    out = io.StringIO()
+    printer = Printer(out, color=False)
+    printer(ToolStarted(run_id="r", slot="a", call_id="1", tool_name="git_commit", args={"message": "m"}, server="git"))
+    printer(ApprovalRequested(run_id="r", slot="a", call_id="1", tool_name="git_commit", server="git"))
+    printer(ToolStarted(run_id="r", slot="a", call_id="2", tool_name="lookup", args={}))
+    assert out.getvalue().splitlines() == [
+        '→ git_commit({"message": "m"}) via MCP server git',
+        "approval needed for git_commit (MCP server git); terminal runs deny it",
+        "→ lookup({})",
+    ]

@@ -28,7 +28,7 @@ from ..events import (
     ToolCompleted,
     ToolStarted,
 )
-from ..labels import retract_label, status_label
+from ..labels import label, retract_label, status_label
 from ..result import RunResult
 from .launch import LaunchSpec
 
@@ -57,13 +57,15 @@ class Printer:
             case SlotRetracted():
                 self._line(self._c(DIM, f"[the text above: {retract_label(event.reason)}]"))
             case ToolStarted():
-                self._line(f"→ {event.tool_name}({json.dumps(event.args, ensure_ascii=False)})")
+                via = f" via {label('mcp_server', server=event.server)}" if event.server else ""
+                self._line(f"→ {event.tool_name}({json.dumps(event.args, ensure_ascii=False)}){via}")
             case ToolCompleted():
                 mark = "cached " if event.was_cached else ""
                 body = event.result if event.ok else self._c(RED, event.error or event.result)
                 self._line(f"← {event.tool_name} {mark}{event.elapsed_ms:.0f} ms: {_short(body)}")
             case ApprovalRequested():
-                self._line(self._c(RED, f"approval needed for {event.tool_name}; terminal runs deny it"))
+                via = f" ({label('mcp_server', server=event.server)})" if event.server else ""
+                self._line(self._c(RED, f"approval needed for {event.tool_name}{via}; terminal runs deny it"))
             case Retrying():
                 self._line(self._c(DIM, f"retrying in {event.delay_s:.1f} s after {event.reason}"))
             case RunWarning():
