@@ -87,3 +87,76 @@ def test_cost_text_marks_a_partial_total_and_an_unknown_one() -> None:
 async def test_expect_without_rows_is_one_clear_sentence() -> None:
     with pytest.raises(AgentcellError, match="pass over=rows too"):
         compare(TEMPLATE, models=["offline"], expect={"answer": "gold"})  # type: ignore[call-overload]
+
+
+async def test_the_widget_state_and_the_saved_output_show_each_models_pass_rate() -> None:
+    from agentcell.frontends.widget.models_view import ModelsWidget, static_bundle
+
+    compared = compare(TEMPLATE, models=[scripted(RIGHT_A, "a"), scripted(RIGHT_B, "b")], over=rows(),
+                       expect={"answer": "gold"}, journal=False)
+    view = ModelsWidget(compared, flush_interval=0.01)
+    assert view.state["status"] == "running"
+    await asyncio.gather(*(b.task for b in compared.batches.values()))  # the view's done callbacks came first
+    state = view.state
+    assert state["status"] == "completed" and state["models"] == ["a", "b"]
+    assert [cells[:2] for cells in state["selection"]["body"]] == [["a", "20/30 (66.7%)"], ["b", "24/30 (80.0%)"]]
+    assert [row["cells"]["a"]["passed"] for row in state["rows"]] == [i in RIGHT_A for i in range(30)]
+    assert [row["cells"]["b"]["passed"] for row in state["rows"]] == [i in RIGHT_B for i in range(30)]
+    assert state["rows"][7]["expected"] == {"answer": "14"}
+    saved = static_bundle(compared)
+    assert "a | 20/30 (66.7%) | 0.667 | — |" in saved["text/plain"]
+    assert "b | 24/30 (80.0%) | 0.8 | — |" in saved["text/plain"]
+    assert "\n2 | 2 | 4 | ✗ 5 | ✗ 5\n" in saved["text/plain"]  # row 2 (its input qid=2): neither model is right
+    assert "\n6 | 6 | 12 | ✓ 12 | ✓ 12\n" in saved["text/plain"]
+    assert "<td>20/30 (66.7%)</td>" in saved["text/html"] and "<caption>Model selection</caption>" in saved["text/html"]
+
+
+@pytest.fixture
+def ip(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    monkeypatch.setenv("AGENTCELL_JOURNAL", str(tmp_path / "journal"))
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell(config=config)
+    shell.run_line_magic("load_ext", "agentcell")
+    shell.user_ns.update(qs=rows(), a=scripted(RIGHT_A, "a"), b=scripted(RIGHT_B, "b"))
+    yield shell
+    shell.run_line_magic("agent", "stop")
+
+
+async def test_the_magic_scores_every_model_and_shows_them_side_by_side(ip: Any) -> None:
+    from agentcell.batch import ComparedBatch
+    from agentcell.frontends.widget.models_view import ModelsWidget
+
+    ip.run_cell_magic("agent", "--over qs --models a,b --expect answer=gold -o c", TEMPLATE)
+    compared = ip.user_ns["c"]
+    assert isinstance(compared, ComparedBatch) and isinstance(compared.view, ModelsWidget)
+    result = await compared
+    assert {m: n["passed"] for m, n in result.summary().items()} == {"a": 20, "b": 24}
+    await asyncio.gather(*(b.task for b in compared.batches.values()))  # the view's done callbacks came first
+    assert [cells[1] for cells in compared.view.state["selection"]["body"]] == ["20/30 (66.7%)", "24/30 (80.0%)"]
+
+
+async def test_the_magic_says_what_is_wrong_with_scores_per_model(ip: Any) -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="add --over ROWS"):
+        ip.run_cell_magic("agent", "--models a,b --expect answer=gold", TEMPLATE)
+    with pytest.raises(UsageError, match="drop --baseline"):
+        ip.run_cell_magic("agent", "--over qs --models a,b --expect answer=gold --baseline last", TEMPLATE)
+    with pytest.raises(UsageError, match="gold"):  # a column the rows lack: one line, before any row runs
+        ip.run_cell_magic("agent", "--over qs --models a,b --expect answer=nope", TEMPLATE)
+
+
+async def test_report_gives_each_model_its_own_evaluation_report() -> None:
+    from .test_evals_report import evals
+
+    reporting = evals("reporting")
+    reports = (await two_models()).report(name="doubling")
+    assert list(reports) == ["a", "b"]
+    assert all(isinstance(r, reporting.EvaluationReport) for r in reports.values())
+    assert reports["a"].name == "doubling: a"
+    passed = {m: sum(c.assertions["equals"].value for c in r.cases) for m, r in reports.items()}
+    assert passed == {"a": 20, "b": 24}

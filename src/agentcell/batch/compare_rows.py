@@ -80,6 +80,8 @@ class ComparedBatch:
     def __init__(self, batches: Mapping[str, Batch]) -> None:
         self.batches = dict(batches)
         self.models = tuple(self.batches)
+        self.view: Any = None
+        """The scored models' side-by-side widget, when a notebook shows one (`ModelsWidget`)."""
 
     @property
     def run_id(self) -> str:

@@ -98,7 +98,8 @@ def launch_compared_batch(
         if scoring:
             from ..widget.models_view import ModelsWidget
 
-            ModelsWidget(compared).show()
+            compared.view = ModelsWidget(compared)
+            compared.view.show()
         columns = []
         for name, batch in compared.batches.items():
             batch.view = BatchWidget(batch)

@@ -196,7 +196,7 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return scrub_text(value)[0]
+        return scrub_text(value)[0].strip()
     import json
 
     return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
