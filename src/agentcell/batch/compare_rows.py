@@ -68,6 +68,14 @@ class ComparedBatchResult:
             records.append({**row, **means})
         return pd.DataFrame.from_records(records).set_index("model")
 
+    def __repr__(self) -> str:
+        parts = []
+        for model, result in self.results.items():
+            n = result.summary()
+            parts.append(f"{model}: " + (f"{n['passed']}/{n['scored']} passed" if n["scored"] else
+                                         f"{len(result.rows)} rows"))
+        return f"<ComparedBatchResult {'; '.join(parts)}>"
+
     def report(self, name: str = "agentcell batch") -> dict[str, Any]:
         """Model → its scores as a pydantic-evals `EvaluationReport` (`BatchResult.report`; needs
         `agentcell[evals]`): `reports[b].print(baseline=reports[a])` shows one model against the other."""
@@ -90,6 +98,14 @@ class ComparedBatch:
     @property
     def done(self) -> bool:
         return all(b.done for b in self.batches.values())
+
+    @property
+    def result(self) -> ComparedBatchResult | None:
+        """Every model's `BatchResult` once every model's batch has ended, else `None`."""
+        results = {name: b.result for name, b in self.batches.items()}
+        if any(r is None for r in results.values()):
+            return None
+        return ComparedBatchResult(results={name: r for name, r in results.items() if r is not None})
 
     def cancel(self, model: str | None = None) -> None:
         """Stop every model's batch, or only `model`'s (thread-safe, like `Batch.cancel`)."""
