@@ -87,6 +87,8 @@ def test_cost_text_marks_a_partial_total_and_an_unknown_one() -> None:
 async def test_expect_without_rows_is_one_clear_sentence() -> None:
     with pytest.raises(AgentcellError, match="pass over=rows too"):
         compare(TEMPLATE, models=["offline"], expect={"answer": "gold"})  # type: ignore[call-overload]
+    with pytest.raises(AgentcellError, match=r"^expect answer=nope: no row has a column 'nope'"):  # no model's fault
+        compare(TEMPLATE, models=["offline", "offline:fast"], over=rows(), expect={"answer": "nope"})
 
 
 async def test_the_widget_state_and_the_saved_output_show_each_models_pass_rate() -> None:

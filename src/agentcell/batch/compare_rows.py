@@ -153,6 +153,8 @@ def start_compared_batch(
             try:
                 batches[entrant.name] = start_batch(template, over, replace(options, model=entrant.model), settings,
                                                     max_rows=max_rows, expect=expect, evaluators=evaluators)
+            except BatchError:
+                raise  # the rows, the scoring or the settings: the same for every model, so not one model's fault
             except AgentcellError as exc:
                 raise BatchError(f"model {entrant.name}: {exc}") from None
     except BaseException:
