@@ -162,3 +162,17 @@ async def test_report_gives_each_model_its_own_evaluation_report() -> None:
     assert reports["a"].name == "doubling: a"
     passed = {m: sum(c.assertions["equals"].value for c in r.cases) for m, r in reports.items()}
     assert passed == {"a": 20, "b": 24}
+
+
+async def test_the_widget_shows_the_pass_rates_live_while_rows_finish() -> None:
+    from agentcell.frontends.widget.models_view import ModelsWidget
+
+    compared = compare(TEMPLATE, models=[scripted(RIGHT_A, "a"), scripted(RIGHT_B, "b")], over=rows(),
+                       expect={"answer": "gold"}, journal=False, concurrency=2)
+    view = ModelsWidget(compared, flush_interval=0.005)
+    seen: list[dict[str, Any]] = []
+    view.observe(lambda change: seen.append(change["new"]), names="state")
+    await asyncio.gather(*(b.task for b in compared.batches.values()))
+    live = [s for s in seen if s["status"] == "running" and any(0 < t["scored"] < 30 for t in s["table"])]
+    assert live, "no state was sent while rows were finishing"
+    assert seen[-1]["status"] == "completed" and [t["passed"] for t in seen[-1]["table"]] == [20, 24]

@@ -5,7 +5,7 @@ Above the models' own batch widgets (progress, rows, one row's run on a click) t
 choice needs: the model-selection table (per model: pass rate, mean score per evaluator, cost, median latency,
 failed runs; `batch/by_model.py` makes the numbers) and each row's pass mark and answer per model side by side,
 with its expected value. Python owns the state: one synced trait, `state`, rewritten at most every
-`flush_interval` seconds while rows finish, and once more when every model's batch has ended. A saved notebook
+`flush_interval` seconds (0.5) while rows finish, and once more when every model's batch has ended. A saved notebook
 (nbconvert, papermill, a notebook opened without a kernel) gets the same table as escaped HTML and text in a
 static output updated under its display id (`static_bundle`).
 """
@@ -58,11 +58,13 @@ def models_state(compared: ComparedBatch, *, limit: int = ROW_LIMIT) -> dict[str
             "total": len(first.rows), "status": _status(compared)}
 
 
+CELL_KEYS = ("status", "values", "error", "passed", "scores")
+"""What a model's cell of a row needs (its mark and answer); the row's own view is in that model's batch widget."""
+
+
 def _cell(row: RowResult) -> dict[str, Any]:
     out = row_json(row)
-    for key in ("input", "input_name", "resumed"):
-        out.pop(key, None)
-    return out
+    return {k: out[k] for k in CELL_KEYS if k in out}
 
 
 def _jsonable_row(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -87,7 +89,7 @@ class ModelsWidget(anywidget.AnyWidget):
     state = traitlets.Dict().tag(sync=True)
     """`models_state(...)`: the model-selection table and the rows side by side."""
 
-    def __init__(self, compared: ComparedBatch, *, flush_interval: float = 0.25, **kwargs: Any) -> None:
+    def __init__(self, compared: ComparedBatch, *, flush_interval: float = 0.5, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.compared = compared
         self.flush_interval = flush_interval
