@@ -60,6 +60,8 @@ async def test_each_models_pass_rate_is_exact_in_summary_and_frames() -> None:
     assert [bool(v) for v in wide["passed"]["a"]] == [i in RIGHT_A for i in range(30)]
     assert [bool(v) for v in wide["passed"]["b"]] == [i in RIGHT_B for i in range(30)]
     assert list(wide["answer:equals"].columns) == ["a", "b"]
+    assert list(dict.fromkeys(wide.columns.get_level_values(0))) == list(result.results["a"].to_pandas().columns)
+    assert wide[("answer", "b")][7].strip() == "14" and wide[("answer", "a")][2] == "5"
     table = result.model_table()
     assert list(table.index) == ["a", "b"]
     assert table.loc["a", "pass_rate"] == pytest.approx(20 / 30)

@@ -47,9 +47,11 @@ class ComparedBatchResult:
 
         if not wide:
             return pd.DataFrame.from_records(self.to_records())
-        parts = {name: result.to_pandas().drop(columns=["run_id"]) for name, result in self.results.items()}
-        frame = pd.concat(parts, axis=1, names=["model", "column"])
-        return frame.swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+        parts = {name: result.to_pandas() for name, result in self.results.items()}
+        columns = list(dict.fromkeys(c for part in parts.values() for c in part.columns))
+        frame = pd.concat(parts, axis=1, names=["model", "column"]).swaplevel(axis=1)
+        order = pd.MultiIndex.from_tuples([(c, m) for c in columns for m in parts], names=["column", "model"])
+        return frame.reindex(columns=order)  # the table's column order, each column once per model
 
     def summary(self) -> dict[str, dict[str, Any]]:
         """Model → its numbers: `BatchResult.summary()`'s (pass rate, means, failures) plus `cost`, `cost_text`,
