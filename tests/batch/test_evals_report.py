@@ -1,13 +1,16 @@
 """`BatchResult.report()`: the scores as pydantic-evals' own `EvaluationReport`, and its evaluators in `map`.
 
-pydantic-evals is the `agentcell[evals]` extra; every release so far pins pydantic-ai-slim to its own version,
-so these tests run where it is installed (`pip install --no-deps pydantic-evals` beside the pydantic-ai-slim
-under test) and are skipped elsewhere; the error without it is checked everywhere.
+pydantic-evals is the `agentcell[evals]` extra; every release pins pydantic-ai-slim to its own version, so the
+venvs under test get it with `scripts/evals-extra` (`--no-deps`, beside the pydantic-ai-slim under test). On CI
+(`CI` set) a missing pydantic-evals fails these tests; elsewhere they are skipped. The error without it is
+checked everywhere.
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib
+import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,6 +29,17 @@ TEMPLATE = "Question {{ qid }}: what is {{ qid }} doubled? [[answer]]"
 ROWS = [{"qid": i, "gold": str(2 * i)} for i in range(10)]
 
 
+def evals(name: str) -> Any:
+    """`pydantic_evals.<name>`: skipped where pydantic-evals is missing, but a failure on CI, which must run it."""
+    if os.environ.get("CI", "").lower() in ("", "0", "false"):
+        return pytest.importorskip(f"pydantic_evals.{name}")
+    try:
+        return importlib.import_module(f"pydantic_evals.{name}")
+    except ImportError as exc:
+        pytest.fail(f"CI must run the pydantic-evals tests, and pydantic-evals is not importable ({exc}); "
+                    "scripts/setup and scripts/test-floor install it with scripts/evals-extra")
+
+
 def model(right: set[int]) -> FunctionModel:
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
         qid = int(re.search(r"Question (\d+)", last_prompt(messages)).group(1))  # type: ignore[union-attr]
@@ -37,8 +51,8 @@ def model(right: set[int]) -> FunctionModel:
 
 
 async def test_report_is_pydantic_evals_own_and_prints_with_its_printer() -> None:
-    evaluators = pytest.importorskip("pydantic_evals.evaluators")
-    reporting = pytest.importorskip("pydantic_evals.reporting")
+    evaluators = evals("evaluators")
+    reporting = evals("reporting")
     from rich.console import Console
 
     def picky(output: Any, expected: Any, row: dict[str, Any]) -> bool:

@@ -56,6 +56,11 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
         "   3  improved         positive      negative",
         "means: {'sentiment:exact': 0.767, 'sentiment:partial': 0.825}",
         "careful vs keywords: 12 improved, 0 regressed, 48 unchanged",
+        "keywords | 46/60 (76.7%) | 0.767 | 0.825 | — |",  # the models' saved selection table
+        "careful_model | 58/60 (96.7%) | 0.967 | 0.975 | — |",
+        "4 | r04 | neutral | ✗ negative | ✓ neutral",  # a row's marks per model, side by side
+        "pass rate per model: {'keywords': 0.767, 'careful_model': 0.967}",
+        "rows the models disagree on: 12",
     ],
     "quickstart.ipynb": [
         "widget bundle: ok",

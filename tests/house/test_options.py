@@ -48,7 +48,8 @@ SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline"],
             {"history", "run_id", "resume_from", "cost_limit", "step", "predict"}),
     # One run per model: `models=` takes the place of `model`; nobody steps several models' runs at once.
-    "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows"],
+    "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows", "expect",
+                                "evaluators"],
                 {"model", "step", "predict"}),
 }
 POSITIONAL = {"map": ["template", "rows"]}

@@ -128,13 +128,15 @@ class Comparison:
 @overload
 def compare(template: Template | str, *, models: Sequence[Any], names: Sequence[str] | None = None,
             record: str | None = None, replay: str | None = None, over: None = None, concurrency: int = 8,
-            max_rows: int | None = None, **options: Unpack[CompleteOptionsKwargs]) -> Comparison: ...
+            max_rows: int | None = None, expect: None = None, evaluators: None = None,
+            **options: Unpack[CompleteOptionsKwargs]) -> Comparison: ...
 
 
 @overload
 def compare(template: Template | str, *, models: Sequence[Any], names: Sequence[str] | None = None,
             record: str | None = None, replay: str | None = None, over: Any, concurrency: int = 8,
-            max_rows: int | None = None, **options: Unpack[CompleteOptionsKwargs]) -> ComparedBatch: ...
+            max_rows: int | None = None, expect: Mapping[str, str] | None = None,
+            evaluators: Sequence[Any] | None = None, **options: Unpack[CompleteOptionsKwargs]) -> ComparedBatch: ...
 
 
 @option_keywords
@@ -148,6 +150,8 @@ def compare(
     over: Any = None,
     concurrency: int = 8,
     max_rows: int | None = None,
+    expect: Mapping[str, str] | None = None,
+    evaluators: Sequence[Any] | None = None,
     **options: Unpack[CompleteOptionsKwargs],
 ) -> Comparison | ComparedBatch:
     """Run `template` once per model of `models`, concurrently; returns the `Comparison` at once (await it).
@@ -158,14 +162,17 @@ def compare(
 
     With `over=rows` (what `map` takes), each model runs the template over every row (`concurrency` rows at
     a time per model, the first `max_rows` only): a `ComparedBatch`, whose result's table has one row per
-    (input row, model).
+    (input row, model). `expect=` / `evaluators=` (what `map` takes) score every model's rows alike: the
+    result's `summary()` and `model_table()` give pass rate, mean scores, cost and latency per model.
     """
     chosen = options_for(compare, options)
     if over is not None:
         if record is not None or replay is not None:
             raise AgentcellError("record= and replay= follow one run's requests in order; not with over=")
         return start_compared_batch(template, models, over, chosen, BatchOptions(concurrency=concurrency),
-                                    names=names, max_rows=max_rows)
+                                    names=names, max_rows=max_rows, expect=expect, evaluators=evaluators)
+    if expect is not None or evaluators is not None:
+        raise AgentcellError("expect= and evaluators= score the rows of a dataset; pass over=rows too")
     return start_comparison(template, models, chosen, names=names, record=record, replay=replay)
 
 

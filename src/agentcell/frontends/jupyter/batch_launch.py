@@ -87,7 +87,8 @@ NO_CELL = "(no cell id)"
 """The place of a batch from a shell that sends no cell ids (a terminal IPython): `last` is its latest batch."""
 
 
-def scoring_from(args: Any, key: str | None, evaluate: Callable[..., Any], registry: RunRegistry) -> dict[str, Any]:
+def scoring_from(args: Any, key: str | None, evaluate: Callable[..., Any],
+                 registry: RunRegistry | None) -> dict[str, Any]:
     """`--expect`, `--evaluators` and `--baseline` as `start_batch`'s keywords (empty: the cell scores nothing)."""
     try:
         expect = expect_value(getattr(args, "expect", None))
@@ -101,7 +102,7 @@ def scoring_from(args: Any, key: str | None, evaluate: Callable[..., Any], regis
     name = getattr(args, "baseline", None)
     if name == "last":
         # the cell's first batch has nothing to compare with yet
-        out["baseline"] = LAST_BATCH.get(registry, {}).get(key or NO_CELL)
+        out["baseline"] = None if registry is None else LAST_BATCH.get(registry, {}).get(key or NO_CELL)
     elif name:
         out["baseline"] = evaluate(name, "--baseline")
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -79,10 +79,12 @@ def launch_compared_batch(
     *,
     max_rows: int | None,
     registry: RunRegistry | None,
+    scoring: Mapping[str, Any] | None = None,
 ) -> ComparedBatch:
-    """`--models A,B --over rows`: one batch per model, their progress widgets side by side."""
+    """`--models A,B --over rows`: one batch per model, their progress widgets side by side. Scored (`scoring`:
+    `expect`, `evaluators`), the models' scores come first: the model-selection table and each row's marks."""
     compared = start_compared_batch(spec.template, models, over, spec.options, settings, names=names,
-                                    max_rows=max_rows)
+                                    max_rows=max_rows, **(scoring or {}))
     generation = object()
     for batch in compared.batches.values():
         if registry is not None:
@@ -93,6 +95,11 @@ def launch_compared_batch(
 
         from ..widget.batch_view import BatchWidget
 
+        if scoring:
+            from ..widget.models_view import ModelsWidget
+
+            compared.view = ModelsWidget(compared)
+            compared.view.show()
         columns = []
         for name, batch in compared.batches.items():
             batch.view = BatchWidget(batch)
@@ -106,7 +113,7 @@ def compare_from_cell(
     args: Any,
     spec_of: Callable[..., LaunchSpec],
     model_of: Callable[[str], Any],
-    evaluate: Callable[[str], Any],
+    evaluate: Callable[..., Any],
     registry: RunRegistry | None,
 ) -> tuple[LaunchSpec, Comparison | ComparedBatch]:
     """`%%agent --models A,B,C` after its line was parsed: the cell's spec built once without a model or cassette
@@ -118,7 +125,7 @@ def compare_from_cell(
 
     from ...batch import BatchError
     from .batch_args import over_value
-    from .batch_launch import batch_spec
+    from .batch_launch import batch_spec, scoring_from
 
     names = model_names(args.models or "")
     if not names:
@@ -127,11 +134,18 @@ def compare_from_cell(
     one = copy.copy(args)
     one.model, one.record, one.replay = None, None, None  # each model gets its own model and cassette
     if args.over is None:
+        if getattr(args, "expect", None) or getattr(args, "evaluators", None):
+            raise BatchError("--expect and --evaluators score the rows of a dataset: add --over ROWS")
         spec = spec_of(one)
         return spec, launch_comparison(spec, models, names, record=args.record, replay=args.replay, registry=registry)
     if args.record or args.replay:
         raise BatchError("--record and --replay follow one run's requests in order; not with --over")
+    if getattr(args, "baseline", None):
+        raise BatchError("--baseline compares a batch with an earlier one on one model; with --models the models' "
+                         "scores are side by side already (drop --baseline, or run each model on its own)")
     over = over_value(args.over, evaluate)
     spec = spec_of(one, build=batch_spec)
     settings = BatchOptions(concurrency=args.concurrency, max_cost=args.max_cost, keep=args.keep, resume=args.resume)
-    return spec, launch_compared_batch(spec, models, names, over, settings, max_rows=args.max_rows, registry=registry)
+    scoring = scoring_from(args, spec.key, evaluate, registry)
+    return spec, launch_compared_batch(spec, models, names, over, settings, max_rows=args.max_rows, registry=registry,
+                                       scoring=scoring)

@@ -255,7 +255,7 @@ class AgentMagics(McpCommands, AgentCommands, Magics):
         try:
             spec, comparison = compare_from_cell(
                 args, lambda one, build=None: self._spec(one, cell, build=build), self._model,
-                lambda expr: self._eval(expr, "--over", object), self.registry)
+                lambda expr, flag="--over": self._eval(expr, flag, object), self.registry)
         except TemplateSyntaxError as exc:
             raise UsageError(str(_numbered_as_in_the_cell(exc, line))) from None
         except AgentcellError as exc:
