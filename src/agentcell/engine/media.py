@@ -6,8 +6,9 @@
 * Every media part that reaches the model (prompt or tool result) becomes a `MediaAdded` event; its
   thumbnail is made in a worker thread (Pillow's work stays off the kernel's loop) and travels once per
   image per run. The journal keeps the bytes once per digest (`journal/media.py`).
-* A tool that returns a figure, an image or a table: `tool_result` gives pydantic-ai a `ToolReturn` whose
-  content parts carry the picture, made in a worker thread too.
+* A tool that returns a figure, an image or a table (or a toolset's result holding pydantic-ai content parts,
+  an MCP server's image): `tool_result` gives pydantic-ai a `ToolReturn` whose content parts carry the
+  picture, made in a worker thread too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..media.convert import may_be_media, prompt_value
 from ..media.limits import check_request
 from ..media.parts import Media, MediaPart, MediaUrl
 from ..media.thumbs import thumbnail
+from ..media.tool_parts import holds_parts, tool_parts
 from ..template.program import Turn
 from .state import RunState
 
@@ -90,7 +92,11 @@ class ToolMedia:
 
 
 async def tool_result(value: Any) -> Any:
-    """`value`, or a `ToolMedia` when it is a figure, an image or a table (converted in a worker thread)."""
+    """`value`, or a `ToolMedia` when it is a figure, an image or a table (converted in a worker thread), or
+    holds pydantic-ai content parts (an MCP server's image or embedded file: `media/tool_parts.py`)."""
+    if holds_parts(value):
+        text, parts = await anyio.to_thread.run_sync(tool_parts, value, abandon_on_cancel=True)
+        return ToolMedia(text=text, for_model=tool_return(text, parts) if parts else text, media=parts)
     if not may_be_media(value):
         return value
     found = await anyio.to_thread.run_sync(prompt_value, value, abandon_on_cancel=True)
