@@ -53,6 +53,12 @@ def report(title: str) -> list:
 
 
 @server.tool(annotations={"readOnlyHint": True})
+def huge(title: str) -> list:
+    """5 MB of text and the plot."""
+    return ["x" * (5 * 1024 * 1024), Image(data=(folder / "plot.png").read_bytes(), format="png")]
+
+
+@server.tool(annotations={"readOnlyHint": True})
 def blob(title: str) -> File:
     """A file no model reads as a part."""
     return File(data=bytes(range(256)) * 4, format="bin", name="raw")
@@ -130,6 +136,24 @@ async def test_an_embedded_pdf_resource_is_a_document_part_beside_the_text(pictu
     assert done.result == label
     (shown,) = [e for e in events if isinstance(e, MediaAdded)]
     assert shown.media.media_kind == "document" and shown.thumb == ""
+
+
+async def test_5_mb_of_text_beside_an_image_is_clipped_and_the_image_still_sent(pictures: tuple[str, bytes]) -> None:
+    server, png = pictures
+    script = Script([Call("huge", {"title": "x"})], ["ok"])
+    events = await run(script, server)
+    returns, parts = sent_parts(script, 1)
+    (done,) = [e for e in events if isinstance(e, ToolCompleted)]
+    assert done.ok and done.result.startswith("xxxx") and len(done.result) < 101_000
+    assert "5,242,880" in done.result  # the clip note names the full size
+    assert done.result.endswith("\n[image: a 300×200 PNG]")  # the image's label is never clipped away
+    assert [(p.media_type, p.data) for p in parts] == [("image/png", png)]
+    (ret,) = returns
+    assert ret.content.startswith("xxxx") and len(ret.content) < 101_000  # the model's view may clip it further
+    message = script.requests[1].messages[-1]
+    assert isinstance(message, ModelRequest)
+    (user,) = [p for p in message.parts if isinstance(p, UserPromptPart)]
+    assert user.content[0] == "(the result of that call: [image: a 300×200 PNG])"  # the text is not sent twice
 
 
 async def test_a_binary_no_model_reads_is_named_by_its_type_and_size(pictures: tuple[str, bytes]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic_ai.messages import AudioUrl, BinaryContent, DocumentUrl, ImageUrl
 
@@ -33,9 +33,9 @@ def holds_parts(value: object) -> bool:
     return isinstance(value, list | tuple) and any(isinstance(item, _PARTS) for item in value)
 
 
-def tool_parts(value: object) -> tuple[str, tuple[Media, ...]]:
+def tool_parts(value: object, clip: Callable[[str], str] = str) -> tuple[str, tuple[Media, ...]]:
     """The text a result holding content parts shows as, and its media, in order (hashes the bytes: call it in
-    a worker thread for a large part).
+    a worker thread for a large part). `clip` bounds each text piece (the parts' labels are kept whole).
 
     Raises:
         MediaError: a part is over the per-file cap.
@@ -44,9 +44,12 @@ def tool_parts(value: object) -> tuple[str, tuple[Media, ...]]:
     texts: list[str] = []
     media: list[Media] = []
     for item in items:
+        if isinstance(item, BinaryContent) and not (item.is_image or item.is_audio or item.is_document):
+            texts.append(f"[a file of type {item.media_type}, {len(item.data):,} bytes]")  # no model reads it
+            continue
         found = _media(item)
         if isinstance(found, str):
-            texts.append(found)
+            texts.append(clip(found))
             continue
         media.append(found)
         texts.append(f"[{found.media_kind}: {found.label}]")
@@ -54,8 +57,6 @@ def tool_parts(value: object) -> tuple[str, tuple[Media, ...]]:
 
 
 def _media(item: object) -> Media | str:
-    if isinstance(item, BinaryContent) and not (item.is_image or item.is_audio or item.is_document):
-        return f"[a file of type {item.media_type}, {len(item.data):,} bytes]"  # no model reads it as a part
     found = from_pydantic(item) if isinstance(item, _PARTS) else None
     if found is None:
         return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=repr)
