@@ -1,6 +1,6 @@
 """`--engine dask` with an MCP server: each worker process starts one server from the pickled spec and its rows
 share it (not one per row), the servers end with the cluster (no process left anywhere, orphans included), and
-pydantic-ai's own MCP toolset, which cannot travel, is one sentence before any row starts."""
+a live pydantic-ai MCP toolset, which cannot travel, is one sentence before any row starts."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ TEMPLATE = "SHOUT: {{ item }} [[answer|use_tools=true]]"
 WORKERS = 2
 GONE_S = 30
 """A bound on waiting for processes to be reaped after the cluster closed, not a timing under test."""
+GUARD_S = 90
+"""A hang guard, not a timing under test."""
 
 
 def processes_with(marker: str) -> list[int]:
@@ -94,16 +96,18 @@ async def test_each_worker_starts_one_server_its_rows_share_and_none_outlives_th
     assert processes_with(marker) == []
 
 
-async def test_pydantic_ais_own_mcp_toolset_cannot_travel_and_says_so_before_any_row() -> None:
+async def test_a_live_pydantic_ai_mcp_toolset_cannot_travel_and_says_so_before_any_row() -> None:
     from fastmcp.client.transports import StdioTransport
     from pydantic_ai.mcp import MCPToolset
 
     model = calling("echo", "text", then=lambda returns: returns[-1])
     live = MCPToolset(StdioTransport(sys.executable, ["-m", "mcp_server_time"]))
-    token = uuid.uuid4().hex
-    with pytest.raises(BatchError, match=r"^the toolset .* cannot be sent to Dask workers \(TypeError: .*\); for an "
-                                         r"MCP server pass agentcell\.mcp\(\.\.\.\) \(each worker starts its own"):
-        map(TEMPLATE, [token], model=model, client=_AsyncClientStandIn(), journal=False, toolsets=[live])
+    async with asyncio.timeout(GUARD_S), live:  # connected: its session cannot be moved to another process
+        with pytest.raises(BatchError, match=r"^the toolset .* cannot be sent to Dask workers \(TypeError: cannot "
+                                             r"pickle .*\); for an MCP server pass agentcell\.mcp\(\.\.\.\) \(each "
+                                             r"worker starts its own"):
+            map(TEMPLATE, [uuid.uuid4().hex], model=model, client=_AsyncClientStandIn(), journal=False,
+                toolsets=[live])
 
 
 class _AsyncClientStandIn:
