@@ -3,7 +3,8 @@
 Modes: `ok` (behaves), `http:PORT` (behaves, over streamable HTTP on 127.0.0.1), `exit` (writes to stderr and exits before the handshake), `hang` (never answers
 `initialize`), `garbage` (writes bytes that are not UTF-8 to stdout, then serves). Whatever the mode, its tools
 are `echo` (read-only), `write_note` (no hints: a write), `crash` (the process dies mid-call), `boom` (raises),
-`big` (returns 5 MB), `slow` (takes ten minutes) and `picture` (returns a PNG image).
+`big` (returns 5 MB), `slow` (takes ten minutes) and `picture` (returns a PNG image). With
+`FAULT_SERVER_STARTS=FILE` in its environment it appends its pid to FILE as it starts (tests count servers).
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+
+if os.environ.get("FAULT_SERVER_STARTS"):  # a test counting how many servers were started: one line each
+    with open(os.environ["FAULT_SERVER_STARTS"], "a") as log:
+        log.write(f"{os.getpid()}\n")
 
 if MODE == "exit":
     sys.stderr.write("fault_server: cannot open the database /nonexistent/db.sqlite\n")

@@ -140,4 +140,4 @@ async def test_an_image_result_is_shown_as_an_image_not_as_base64_json() -> None
         events = [e async for e in stream(template(slot("answer", use_tools=True)), model=script.model,
                                           toolsets=[mcp(fault(), name="f")])]
     (done,) = [e for e in events if isinstance(e, ToolCompleted)]
-    assert (done.ok, done.result) == (True, "[image/png, 68 bytes]")
+    assert (done.ok, done.result) == (True, "[image: a 1×1 PNG]")

@@ -9,6 +9,10 @@ resolves a path), the run options with the variables the template reads (not the
 tools, and the row. Everything is pickled once before any row starts, so a tool closing over a lock,
 a connection or a generator gets a one-line `BatchError` naming it instead of 1,000 failed tasks.
 
+On a worker every row runs on the process's one row loop (`dask_loop.py`), not a fresh loop per row, so the
+rows share one MCP server per spec and worker process: each worker starts its own from the pickled
+`agentcell.mcp(...)` spec on first use, and a worker plugin ends them when the worker closes.
+
 Stop cancels the futures: pending rows never start. Dask cannot interrupt a task already running
 in a worker thread, so each row task also watches a per-batch `distributed.Event` and stops its run
 (closing its provider request) when the kernel sets it.
@@ -52,6 +56,7 @@ class DaskRows:
         self._payload = _checked_payload(template, self.options)
         self._batch: Batch | None = None
         self._stop_event: Any = None
+        self._plugin: asyncio.Future[Any] | None = None
 
     def bind(self, batch: Batch) -> None:
         self._batch = batch
@@ -59,6 +64,11 @@ class DaskRows:
     async def __call__(self, row: Row, run_id: str) -> RowResult:
         assert self._batch is not None
         base = self._batch.rows[row.index]
+        if self._plugin is None:  # once, before the first row: the workers end their row loops when they close
+            from .dask_loop import RowLoopPlugin
+
+            self._plugin = asyncio.ensure_future(self.client.register_plugin(RowLoopPlugin()))
+        await asyncio.shield(self._plugin)
         future = self.client.submit(run_row, self._payload, row.variables, run_id, self.stop_name,
                                     key=f"agentcell-row-{row.index}-{run_id}", pure=False)
         try:
@@ -152,15 +162,28 @@ def _checked_payload(template: Template, options: RunOptions) -> bytes:
 
 
 def run_row(payload: bytes, fields: dict[str, Any], run_id: str, stop_name: str) -> dict[str, Any]:
-    """On a worker: run one row as an engine run on a fresh loop in this worker thread; a plain dict back."""
+    """On a worker: run one row as an engine run on the process's row loop (`dask_loop.py`, where its MCP servers
+    stay between rows), waiting in this worker thread; a plain dict back."""
     import cloudpickle
 
+    from . import dask_loop
+
     template, options = cloudpickle.loads(payload)
-    return asyncio.run(_run_row(template, options, fields, run_id, stop_name))
+    return dask_loop.run(_run_row(template, options, fields, run_id, stop_name, _this_worker()))
+
+
+def _this_worker() -> Any:
+    """The Dask worker running this task (`None` outside one): read here, in the task's thread."""
+    try:
+        from distributed import get_worker
+
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
 
 
 async def _run_row(
-    template: Template, options: RunOptions, fields: dict[str, Any], run_id: str, stop_name: str
+    template: Template, options: RunOptions, fields: dict[str, Any], run_id: str, stop_name: str, worker: Any
 ) -> dict[str, Any]:
     from pydantic_core import to_jsonable_python
 
@@ -171,7 +194,7 @@ async def _run_row(
                     replace(options, context={**(options.context or {}), **fields}, run_id=run_id))
     except AgentcellError as exc:
         return {"status": "failed", "results": {}, "error": str(exc), "usage": {}}
-    watcher = asyncio.get_running_loop().create_task(_watch_stop(stop_name, run))
+    watcher = asyncio.get_running_loop().create_task(_watch_stop(stop_name, run, worker))
     try:
         result = await run.wait()
     finally:
@@ -180,22 +203,18 @@ async def _run_row(
             "usage": to_jsonable_python(result.usage)}
 
 
-async def _watch_stop(stop_name: str, run: Any) -> None:
+async def _watch_stop(stop_name: str, run: Any, worker: Any) -> None:
     """Stop `run` when the kernel sets the batch's stop event.
 
     The wait runs on the worker's own loop (where its client lives) in short timed waits, so a row
     that ends just lets the last one time out: cancelling a wait mid-flight would make the scheduler
     log a `CancelledError` per row.
     """
-    try:
-        from distributed import get_worker
-
-        worker = get_worker()
-    except (ImportError, ValueError):
+    if worker is None:
         return
     finished = threading.Event()
     waiting = asyncio.run_coroutine_threadsafe(_stop_set(stop_name, worker.client, finished),
-                                               worker.loop.asyncio_loop)  # type: ignore[attr-defined]
+                                               worker.loop.asyncio_loop)
     try:
         while not waiting.done():
             await asyncio.sleep(STOP_POLL_S / 4)

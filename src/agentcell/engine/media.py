@@ -6,8 +6,9 @@
 * Every media part that reaches the model (prompt or tool result) becomes a `MediaAdded` event; its
   thumbnail is made in a worker thread (Pillow's work stays off the kernel's loop) and travels once per
   image per run. The journal keeps the bytes once per digest (`journal/media.py`).
-* A tool that returns a figure, an image or a table: `tool_result` gives pydantic-ai a `ToolReturn` whose
-  content parts carry the picture, made in a worker thread too.
+* A tool that returns a figure, an image or a table (or a toolset's result holding pydantic-ai content parts,
+  an MCP server's image): `tool_result` gives pydantic-ai a `ToolReturn` whose content parts carry the
+  picture, made in a worker thread too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from ..media.convert import may_be_media, prompt_value
 from ..media.limits import check_request
 from ..media.parts import Media, MediaPart, MediaUrl
 from ..media.thumbs import thumbnail
+from ..media.tool_parts import holds_parts, tool_parts
 from ..template.program import Turn
+from .results import convert_result
 from .state import RunState
 
 
@@ -90,7 +93,14 @@ class ToolMedia:
 
 
 async def tool_result(value: Any) -> Any:
-    """`value`, or a `ToolMedia` when it is a figure, an image or a table (converted in a worker thread)."""
+    """`value`, or a `ToolMedia` when it is a figure, an image or a table (converted in a worker thread), or
+    holds pydantic-ai content parts (an MCP server's image or embedded file: `media/tool_parts.py`)."""
+    if holds_parts(value):
+        text, parts = await anyio.to_thread.run_sync(tool_parts, value, _clipped, abandon_on_cancel=True)
+        if not parts:
+            return ToolMedia(text=text, for_model=text)
+        label = ", ".join(f"[{part.media_kind}: {part.label}]" for part in parts)
+        return ToolMedia(text=text, for_model=tool_return(label, parts, text=text), media=parts)
     if not may_be_media(value):
         return value
     found = await anyio.to_thread.run_sync(prompt_value, value, abandon_on_cancel=True)
@@ -100,6 +110,11 @@ async def tool_result(value: Any) -> Any:
         return ToolMedia(text=found, for_model=found)
     label = f"[{found.media_kind}: {found.label}]"
     return ToolMedia(text=label, for_model=tool_return(label, [found]), media=(found,))
+
+
+def _clipped(text: str) -> str:
+    """The text beside a result's parts, bounded like any tool result (`results.py`)."""
+    return convert_result(text).text
 
 
 __all__ = ["MediaError", "ToolMedia", "announce", "check_model_reads", "describing", "prompt_media", "tool_result"]

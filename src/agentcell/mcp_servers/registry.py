@@ -85,6 +85,16 @@ async def stop(name: str | None = None) -> list[LiveServer]:
     return chosen
 
 
+async def stop_loop() -> None:
+    """Stop every server of the running loop and wait until their processes are gone (a loop that is ending:
+    a Dask worker's row loop, `batch/dask_loop.py`); servers of other loops are left alone."""
+    loop = asyncio.get_running_loop()
+    for key, live in list(_servers.items()):
+        if live.loop is loop:
+            _servers.pop(key, None)
+            await live.stop()
+
+
 def detach(name: str | None = None) -> list[LiveServer]:
     """Forget the servers named `name` (every one for `None`) and end their processes now, without awaiting (a
     line magic cannot await); their tasks are left to tidy up on their loops (`LiveServer.stop`)."""

@@ -5,9 +5,9 @@ A cassette (`providers/cassette.py`) holds the model's side of a run. A replayed
 a run with MCP tools would start its servers again, and get other answers (the time, a repository that moved
 on). The tape is the tools' side: `FILE.mcp.json` next to the cassette, rewritten after each recorded call
 (a stopped run leaves a usable tape), holding per server its tools (name, description, schema, metadata) and
-its calls in order (tool, arguments, result or error). On replay a call is answered by the first unused
-recorded call of the same tool with the same arguments; one the tape does not hold is an error the model
-reads, naming the tape.
+its calls in order (tool, arguments, result or error; an image or file in a result as its base64 and type).
+On replay a call is answered by the first unused recorded call of the same tool with the same arguments; one
+the tape does not hold is an error the model reads, naming the tape.
 
 Format (version 1)::
 
@@ -17,6 +17,7 @@ Format (version 1)::
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import tempfile
@@ -24,15 +25,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic_ai.messages import BinaryContent
+
 from ..errors import McpServerError
 
 TAPE_VERSION = 1
 SUFFIX = ".mcp.json"
+BINARY_KEY = "binary"
+"""A recorded result's image or file: `{"binary": BASE64, "media_type": "image/png"}`."""
 
 
 def tape_path(cassette: str | os.PathLike[str]) -> Path:
     """Where the tape of the cassette `cassette` lives."""
     return Path(f"{os.fspath(cassette)}{SUFFIX}")
+
+
+def _taped(value: Any) -> Any:
+    """A result with each image or file (`BinaryContent`) as `{"binary": BASE64, "media_type": …}`, so a replay
+    gives the model the same picture (a list holds them beside text)."""
+    if isinstance(value, BinaryContent):
+        return {BINARY_KEY: base64.b64encode(value.data).decode("ascii"), "media_type": value.media_type}
+    if isinstance(value, list | tuple):
+        return [_taped(item) for item in value]
+    return value
+
+
+def _untaped(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {BINARY_KEY, "media_type"}:
+        return BinaryContent(data=base64.b64decode(value[BINARY_KEY]), media_type=str(value["media_type"]))
+    if isinstance(value, list):
+        return [_untaped(item) for item in value]
+    return value
 
 
 def _canonical(value: Any) -> str:
@@ -79,7 +102,7 @@ class Tape:
         if error is not None:
             entry["error"] = error
         else:
-            entry["result"] = json.loads(_canonical(result))
+            entry["result"] = json.loads(_canonical(_taped(result)))
         section["calls"].append(entry)
         self._save()
 
@@ -108,6 +131,9 @@ class Tape:
             if (server, index) in self._used or call.get("tool") != tool or _canonical(call.get("args")) != wanted:
                 continue
             self._used.add((server, index))
-            return dict(call)
+            found = dict(call)
+            if "result" in found:
+                found["result"] = _untaped(found["result"])
+            return found
         raise LookupError(f"the MCP tape {self.path} has no unused recorded call of {tool}({wanted}) "
                           f"on server {server!r}")

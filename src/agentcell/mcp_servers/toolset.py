@@ -26,7 +26,6 @@ from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
-from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
@@ -163,7 +162,9 @@ class McpTools(AbstractToolset[Any]):
         assert live.toolset is not None
         live.calls += 1
         try:
-            return _described(await live.toolset.call_tool(name, tool_args, ctx, replace(tool, toolset=live.toolset)))
+            # An image or an embedded file stays pydantic-ai's `BinaryContent`: the engine makes it media the
+            # model reads and the views show as a thumbnail (`media/tool_parts.py`).
+            return await live.toolset.call_tool(name, tool_args, ctx, replace(tool, toolset=live.toolset))
         except (ApprovalRequired, CallDeferred):
             raise
         except ToolFailed as exc:
@@ -184,16 +185,6 @@ def readonly_of(annotations: Any, override: bool | None) -> bool:
     if not isinstance(annotations, dict):
         return False
     return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True
-
-
-def _described(value: Any) -> Any:
-    """An image, audio or binary resource in a result as a line saying what it is (`[image/png, 67 bytes]`), not
-    its base64 as JSON: the engine hands tools' results to the model and the views as text."""
-    if isinstance(value, BinaryContent):
-        return f"[{value.media_type}, {len(value.data):,} bytes]"
-    if isinstance(value, list):
-        return [_described(item) for item in value]
-    return value
 
 
 def _plain(value: Any) -> Any:

@@ -70,11 +70,12 @@ def user_media(item: object) -> Media | None:
     return from_pydantic(item)
 
 
-def tool_return(label: str, media: Sequence[Media]) -> ToolReturn:
-    """What a tool that returned media gives the model: a short text result and the parts themselves."""
+def tool_return(label: str, media: Sequence[Media], *, text: str | None = None) -> ToolReturn:
+    """What a tool that returned media gives the model: a short text result and the parts themselves (`text`:
+    the result's own text when it has more than the parts' `label`, which alone introduces the parts)."""
     content: list[UserContent] = [f"(the result of that call: {label})"]
     content.extend(to_pydantic(m) for m in media)
-    return ToolReturn(return_value=label, content=content)
+    return ToolReturn(return_value=label if text is None else text, content=content)
 
 
 def media_in(messages: Iterable[ModelMessage]) -> list[Media]:
