@@ -86,7 +86,7 @@ describe("the teaching view of a lesson run", () => {
       ev.thinking("hm", { t: 2.75 }),
       ev.modelResponse(1, [], { t: 3 }),
       ev.toolStarted({ call_id: "a", t: 3.1 }),
-      ev.toolStarted({ call_id: "b", tool_name: "other", t: 3.2 }),
+      ev.toolStarted({ call_id: "b", tool_name: "other", server: "git", t: 3.2 }),
       ev.toolCompleted({ call_id: "a", t: 3.6 }),
       ev.toolCompleted({ call_id: "b", tool_name: "other", t: 3.5 }),
       ev.done("completed", { t: 4 }),
@@ -98,6 +98,7 @@ describe("the teaching view of a lesson run", () => {
     expect(byKind("backoff").map((b) => [b.start, b.end, b.injected])).toEqual([[2, 2.5, true]]);
     expect(byKind("step").map((b) => [b.start, b.end])).toEqual([[1, 2]]);
     const [a, b] = byKind("tool");
+    expect([a.label, b.label]).toEqual(["lookup_module", "git · other"]); // an MCP tool's bar names its server
     expect(a.start < b.end && b.start < a.end).toBe(true); // ran together
     expect([tl.t0, tl.t1]).toEqual([0, 4]);
     const { send, view, $, $$ } = mount();

@@ -75,6 +75,14 @@ async def test_the_timeline_puts_requests_tools_and_pauses_to_scale() -> None:
     assert pause.end is not None and second.start >= pause.end  # the request went out when its pause ended
 
 
+def test_an_mcp_tools_bar_names_its_server() -> None:
+    events = [{"kind": "tool_started", "call_id": "1", "tool_name": "git_commit", "server": "git", "t": 1.0},
+              {"kind": "tool_completed", "call_id": "1", "tool_name": "git_commit", "t": 2.0},
+              {"kind": "tool_started", "call_id": "2", "tool_name": "lookup", "t": 2.0},
+              {"kind": "tool_completed", "call_id": "2", "tool_name": "lookup", "t": 3.0}]
+    assert [b.label for b in timeline(events).bars] == ["git · git_commit", "lookup"]
+
+
 def test_times_are_written_as_the_widget_writes_them() -> None:
     assert [format_ms(x) for x in (0.4, 12.5, 840, 1240, 12_345)] == ["0 ms", "13 ms", "840 ms", "1.24 s", "12.3 s"]
     assert [format_elapsed(x) for x in (4.24, 185, 3720)] == ["4.2 s", "3 m 05 s", "1 h 02 m"]

@@ -46,7 +46,8 @@ const HANDLERS = {
     const r = b.requests.get(ev.slot);
     if (r) r.injected = true;
   },
-  tool_started: (b, ev, t) => b.tools.set(ev.call_id, bar(b, { kind: "tool", label: String(ev.tool_name ?? "?"), start: t, round: ev.round, injected: b.faulted.has(ev.call_id) })),
+  // An MCP tool's bar names its server, as its card does ("git · git_commit").
+  tool_started: (b, ev, t) => b.tools.set(ev.call_id, bar(b, { kind: "tool", label: `${ev.server ? `${ev.server} · ` : ""}${String(ev.tool_name ?? "?")}`, start: t, round: ev.round, injected: b.faulted.has(ev.call_id) })),
   tool_completed: (b, ev, t) => {
     const x = b.tools.get(ev.call_id);
     if (x) Object.assign(x, { end: t, error: ev.ok === false, injected: x.injected || String(ev.error ?? "").includes("injected") });

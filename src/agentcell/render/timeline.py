@@ -143,7 +143,9 @@ class _Builder:
 
     def on_tool_started(self, ev: Mapping[str, Any], t: float) -> None:
         call = ev.get("call_id")
-        self.tools[call] = self._bar(Bar(kind="tool", label=str(ev.get("tool_name") or "?"), start=t,
+        name = str(ev.get("tool_name") or "?")
+        label = f"{ev['server']} · {name}" if ev.get("server") else name  # an MCP tool: its server, as on its card
+        self.tools[call] = self._bar(Bar(kind="tool", label=label, start=t,
                                          slot=ev.get("slot"), round=int(_num(ev.get("round")) or 0),
                                          injected=call in self.faulted))
 
