@@ -34,6 +34,7 @@ from ..events.json import wire_fields
 from ..formats.jsonsafe import scrub
 from ..formats.long_strings import messages_long_free, result_long_free
 from ..result import RunResult
+from .ending import FORMAT, Ledger, tails_adapter
 from .media import MediaStore
 from .paths import open_sized
 from .rowjson import LongStrings, LongText, dump_pieces
@@ -59,8 +60,6 @@ def _long_free(event: Event, known: bool | None) -> bool:
     """Whether `event`'s row holds no long string (then it is dumped whole, in C: `rowjson.dump_pieces`).
 
     `known`: what the caller learnt from the event's wire conversion (the run's sink makes it anyway)."""
-    if isinstance(event, ProcessingComplete):  # its row holds the whole result, not its wire fields
-        return result_long_free(event.result)
     return known if known is not None else wire_fields(event)[2]
 
 
@@ -95,6 +94,8 @@ class Journal:
         """Rows made and not yet written, as pieces of their lines."""
         self._waiting: _Flusher | None = None
         """The loop's flusher this journal waits on, while rows wait to be written."""
+        self._ledger = Ledger()
+        """The message objects the rows were made from: the last row leaves out what they hold (`ending.py`)."""
         self._long = LongStrings()
         """Long strings measured once for every row that holds them (`rowjson.py`)."""
         self._heads: dict[tuple[str, str, int, str], bytes] = {}
@@ -109,12 +110,11 @@ class Journal:
         kind = type(event)
         if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
+        elif isinstance(event, ProcessingComplete):
+            self._ending(event)
         else:
             free = _long_free(event, long_free)
-            if isinstance(event, ProcessingComplete):
-                event = dataclasses.replace(event, result=self.media.hollow_result(event.result))
-            stored = event
-            self._row(lambda: (b'"event":', *self._dump(event_adapter(), stored, long_free=free)))
+            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event, long_free=free)))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
@@ -134,6 +134,7 @@ class Journal:
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
+        self._ledger.wrote(slot, index, messages)
         messages = self.media.hollow(messages)
         self._row(
             lambda: (b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index,
@@ -142,9 +143,29 @@ class Journal:
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
+        self._ledger.wrote_history(messages)
         messages = self.media.hollow(messages)
         self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages),
                                                         long_free=messages_long_free(messages))))
+
+    def _ending(self, event: ProcessingComplete) -> None:
+        """The run's last row, without the messages the rows before it hold (`ending.py`: format 2)."""
+        end = self._ledger.ending(event.result)
+        stored = dataclasses.replace(event, result=end.result)
+        tails = {slot: self.media.hollow(tail) for slot, tail in end.tails.items()}
+        whole = None if end.messages is None else self.media.hollow(end.messages)
+        free = (result_long_free(end.result) and all(map(messages_long_free, tails.values()))
+                and (whole is None or messages_long_free(whole)))
+
+        def body() -> tuple[bytes | LongText, ...]:
+            starts = b',"from":' + json.dumps(end.starts).encode() + b',"tails":'
+            pieces = (b'"format":%d,"event":' % FORMAT, *self._dump(event_adapter(), stored, long_free=free),
+                      starts, *self._dump(tails_adapter(), tails, long_free=free))
+            if whole is None:
+                return pieces
+            return (*pieces, b',"result_messages":', *self._dump(ModelMessagesTypeAdapter, whole, long_free=free))
+
+        self._row(body)
 
     def _dump(self, adapter: TypeAdapter[Any], value: Any, *, long_free: bool) -> tuple[bytes | LongText, ...]:
         """`value` as UTF-8 JSON pieces; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
