@@ -70,11 +70,13 @@ async def test_the_last_row_leaves_out_the_messages_its_rows_hold_and_loads_whol
     assert conversation(result.messages) == CONVERSATION
     row = last_row(tmp_path / "v2tools.jsonl")
     assert row["format"] == 2 and "result_messages" not in row
-    assert row["event"]["result"]["messages"] == [] and row["event"]["result"]["slot_messages"] == {}
-    # Each slot's tail starts at its last response, stamped with run ids after its row was written; slot n's
-    # tail also holds the output tool's return, which no row holds.
-    assert row["from"] == {"a": 1, "b": 3, "n": 1}
-    assert {slot: len(tail) for slot, tail in row["tails"].items()} == {"a": 1, "b": 1, "n": 2}
+    assert "messages" not in row["event"]["result"] and "slot_messages" not in row["event"]["result"]
+    # Each slot's last response was stamped with run ids after its row was written: the row says so in a patch,
+    # without writing the message again. Slot n's tail holds the output tool's return, which no row holds.
+    assert row["from"] == {"a": 2, "b": 4, "n": 2}
+    assert {slot: len(tail) for slot, tail in row["tails"].items()} == {"a": 0, "b": 0, "n": 1}
+    assert {slot: list(p) for slot, p in row["patches"].items()} == {"a": ["1"], "b": ["3"], "n": ["1"]}
+    assert set(row["patches"]["a"]["1"]) == {"run_id", "conversation_id", "model_id"}
     record = journal.load("v2tools", path=tmp_path)
     assert record.to_result() == result and not record.skipped
     fixture = (FIXTURES / "v1tools.jsonl").stat().st_size

@@ -4,7 +4,7 @@ A finished run's result holds its conversation twice (`messages`, and `slot_mess
 slots' `messages` rows already hold nearly all of it. Format 1 (every journal before this module) wrote
 the result whole: in a batch of one-request rows the last row was half of a row's bytes and most of its
 serializing (BENCHMARKS.md, batch throughput). Format 2 marks that row `"format": 2` and writes the
-result with `messages` and `slot_messages` empty, and beside it what rebuilds them:
+result without `messages` and `slot_messages` (read back empty), and beside it what rebuilds them:
 
 * `"from": {slot: n}` and `"tails": {slot: [...]}`: the slot's messages are the first `n` its `messages`
   rows hold, then its tail;
@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
 
+from ..formats.long_strings import all_long_free, long_free
 from ..result import RunResult
 
 FORMAT = 2
@@ -42,19 +43,34 @@ def tails_adapter() -> TypeAdapter[dict[str, list[ModelMessage]]]:
     return TypeAdapter(dict[str, list[ModelMessage]])
 
 
+WITHOUT_MESSAGES = {"result": {"messages": True, "slot_messages": True}}
+"""What the last row's event leaves out of its result (`exclude=` of its dump; the reader's defaults are empty)."""
+
+
+def values_long_free(result: RunResult) -> bool:
+    """Whether the result's fields but its messages hold no string of `LONG` characters or more."""
+    return (long_free(result.answer) and all_long_free(result.results.values())
+            and all_long_free(result.partial.values()) and all_long_free(result.warnings) and long_free(result.error))
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Ending:
-    """What the run's last row holds beside its emptied result (see the module docstring)."""
+    """What the run's last row holds beside its result without messages (see the module docstring)."""
 
-    result: RunResult
-    """The result with `messages` and `slot_messages` empty."""
     starts: dict[str, int]
     """Slot → how many of its journaled messages come first."""
     tails: dict[str, list[ModelMessage]]
     """Slot → its messages after those."""
+    patches: dict[str, dict[int, Patch]]
+    """Slot → position → fields to set on that journaled message (only slots that have some)."""
     messages: tuple[ModelMessage, ...] | None
     """The result's `messages` when they cannot be rebuilt, else `None`."""
     kind: Literal["ending"] = "ending"
+
+
+Patch = dict[str, "str | int | float | bool | None"]
+"""A message's fields set to new plain values since its row was written (a response's run ids, its model id)."""
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 class Ledger:
@@ -81,9 +97,13 @@ class Ledger:
         """`result` split into what the last row writes and what the rows already hold."""
         starts: dict[str, int] = {}
         tails: dict[str, list[ModelMessage]] = {}
+        patches: dict[str, dict[int, Patch]] = {}
         for slot, messages in result.slot_messages.items():
-            n = _held(self._slots.get(slot, ()), messages)
+            patched: dict[int, Patch] = {}
+            n = _held(self._slots.get(slot, ()), messages, patched)
             starts[slot], tails[slot] = n, list(messages[n:])
+            if patched:
+                patches[slot] = patched
         whole: tuple[ModelMessage, ...] | None = result.messages
         history = self._history
         ordered = itertools.chain.from_iterable(result.slot_messages.values())
@@ -91,22 +111,48 @@ class Ledger:
             history is not None
             and len(history) == result.history_length
             and len(result.messages) == len(history) + sum(map(len, result.slot_messages.values()))
-            and _held(history, result.messages) == len(history)
+            and _held(history, result.messages, None) == len(history)
             and all(map(operator.is_, result.messages[len(history) :], ordered))
         ):
             whole = None
-        hollow = dataclasses.replace(result, messages=(), slot_messages={})
-        return Ending(result=hollow, starts=starts, tails=tails, messages=whole)
+        return Ending(starts=starts, tails=tails, patches=patches, messages=whole)
 
 
-def _held(known: Sequence[tuple[ModelMessage, tuple[Any, ...]] | None], messages: Sequence[ModelMessage]) -> int:
-    """How many of `messages`, from the first, the rows hold as they are now."""
+def _held(
+    known: Sequence[tuple[ModelMessage, tuple[Any, ...]] | None],
+    messages: Sequence[ModelMessage],
+    patches: dict[int, Patch] | None,
+) -> int:
+    """How many of `messages`, from the first, the rows hold as they are now, or but for a `Patch` (put in
+    `patches` by position; `None`: none allowed)."""
     n = 0
     for entry, message in zip(known, messages, strict=False):
-        if entry is None or entry[0] is not message or not _same(entry[1], _fields(message)):
+        if entry is None or type(entry[0]) is not type(message):
             break
+        now = _fields(message)
+        if not _same(entry[1], now):
+            patch = None if patches is None else _patch(message, entry[1], now)
+            if patch is None or patches is None:
+                break
+            patches[n] = patch
         n += 1
     return n
+
+
+def _patch(message: ModelMessage, before: tuple[Any, ...], now: tuple[Any, ...]) -> Patch | None:
+    """What changed since the row was made, as a patch: each value set anew is equal to the one written (a copy
+    of it), or is one of the message's own fields now holding a plain value. `None` for any other change."""
+    names = _fields_of(type(message))[0]
+    if len(before) != len(now):
+        return None
+    patch: Patch = {}
+    for i, (old, new) in enumerate(zip(before, now, strict=True)):
+        if old is new or (type(old) is type(new) and old == new):
+            continue
+        if i >= len(names) or type(new) not in _PLAIN or names[i] == "kind":
+            return None
+        patch[names[i]] = new
+    return patch
 
 
 def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
@@ -115,19 +161,21 @@ def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
 
 def _fields(message: ModelMessage) -> tuple[Any, ...]:
     """The values of a message's fields and of its parts' fields (the objects themselves: set anew, they differ)."""
-    values = _getter(type(message))(message)
+    values = _fields_of(type(message))[1](message)
     parts = getattr(message, "parts", ())
-    return (*values, *(value for part in parts for value in _getter(type(part))(part)))
+    return (*values, *(value for part in parts for value in _fields_of(type(part))[1](part)))
 
 
-_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+_GETTERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}
 
 
-def _getter(kind: type) -> Callable[[Any], tuple[Any, ...]]:
-    """A function giving the values of `kind`'s dataclass fields, in C (`attrgetter`); made once per type."""
-    getter = _GETTERS.get(kind)
-    if getter is None:
-        names = tuple(getattr(kind, "__dataclass_fields__", ()))
+def _fields_of(kind: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """`kind`'s dataclass fields that `__init__` takes, and a function giving their values in C (`attrgetter`)."""
+    known = _GETTERS.get(kind)
+    if known is None:
+        fields = getattr(kind, "__dataclass_fields__", {})
+        names = tuple(name for name, f in fields.items() if f.init)
+        getter: Callable[[Any], tuple[Any, ...]]
         if len(names) > 1:
             getter = operator.attrgetter(*names)
         elif names:
@@ -135,8 +183,8 @@ def _getter(kind: type) -> Callable[[Any], tuple[Any, ...]]:
             getter = lambda value: (one(value),)  # noqa: E731
         else:
             getter = lambda value: (value,)  # noqa: E731
-        _GETTERS[kind] = getter
-    return getter
+        known = _GETTERS[kind] = (names, getter)
+    return known
 
 
 def rebuild(
@@ -157,12 +205,20 @@ def rebuild(
     starts, tails = row.get("from"), tails_adapter().validate_python(row.get("tails"))
     if not isinstance(starts, dict) or set(starts) != set(tails):
         raise ValueError("a format 2 ending needs `from` and `tails` for the same slots")
+    patches = row.get("patches", {})
+    if not isinstance(patches, dict):
+        raise ValueError("a format 2 ending's `patches` must be an object")
     slots: dict[str, tuple[ModelMessage, ...]] = {}
     for slot, tail in tails.items():
         start, known = starts[slot], held.get(slot, ())
         if not isinstance(start, int) or isinstance(start, bool) or not 0 <= start <= len(known):
             raise ValueError(f"the ending takes {start!r} messages of slot {slot!r}; its rows hold {len(known)}")
-        slots[slot] = (*known[:start], *fill(tail))
+        kept = list(known[:start])
+        for index, patch in patches.get(slot, {}).items():
+            if not (index.isdigit() and int(index) < start and isinstance(patch, dict)):
+                raise ValueError(f"a format 2 ending patches message {index!r} of slot {slot!r}, not one it takes")
+            kept[int(index)] = dataclasses.replace(kept[int(index)], **patch)
+        slots[slot] = (*kept, *fill(tail))
     if "result_messages" in row:
         messages = tuple(fill(tails_adapter().validate_python({"": row["result_messages"]})[""]))
     else:

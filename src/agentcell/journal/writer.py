@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import json
 import os
@@ -32,9 +31,9 @@ from pydantic_core import PydanticSerializationError
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
 from ..events.json import wire_fields
 from ..formats.jsonsafe import scrub
-from ..formats.long_strings import messages_long_free, result_long_free
+from ..formats.long_strings import messages_long_free
 from ..result import RunResult
-from .ending import FORMAT, Ledger, tails_adapter
+from .ending import FORMAT, WITHOUT_MESSAGES, Ledger, tails_adapter, values_long_free
 from .media import MediaStore
 from .paths import open_sized
 from .rowjson import LongStrings, LongText, dump_pieces
@@ -151,15 +150,18 @@ class Journal:
     def _ending(self, event: ProcessingComplete) -> None:
         """The run's last row, without the messages the rows before it hold (`ending.py`: format 2)."""
         end = self._ledger.ending(event.result)
-        stored = dataclasses.replace(event, result=end.result)
         tails = {slot: self.media.hollow(tail) for slot, tail in end.tails.items()}
         whole = None if end.messages is None else self.media.hollow(end.messages)
-        free = (result_long_free(end.result) and all(map(messages_long_free, tails.values()))
+        free = (values_long_free(event.result) and all(map(messages_long_free, tails.values()))
                 and (whole is None or messages_long_free(whole)))
 
         def body() -> tuple[bytes | LongText, ...]:
-            starts = b',"from":' + json.dumps(end.starts).encode() + b',"tails":'
-            pieces = (b'"format":%d,"event":' % FORMAT, *self._dump(event_adapter(), stored, long_free=free),
+            starts = b',"from":' + json.dumps(end.starts).encode()
+            if end.patches:
+                starts += b',"patches":' + json.dumps(end.patches).encode()
+            starts += b',"tails":'
+            pieces = (b'"format":%d,"event":' % FORMAT,
+                      *self._dump(event_adapter(), event, long_free=free, exclude=WITHOUT_MESSAGES),
                       starts, *self._dump(tails_adapter(), tails, long_free=free))
             if whole is None:
                 return pieces
@@ -167,12 +169,14 @@ class Journal:
 
         self._row(body)
 
-    def _dump(self, adapter: TypeAdapter[Any], value: Any, *, long_free: bool) -> tuple[bytes | LongText, ...]:
+    def _dump(
+        self, adapter: TypeAdapter[Any], value: Any, *, long_free: bool, exclude: Any = None
+    ) -> tuple[bytes | LongText, ...]:
         """`value` as UTF-8 JSON pieces; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
         try:
-            return dump_pieces(adapter, value, self._long, long_free=long_free)
+            return dump_pieces(adapter, value, self._long, long_free=long_free, exclude=exclude)
         except PydanticSerializationError:
-            return (_json(adapter.dump_python(value, mode="json", fallback=repr)),)
+            return (_json(adapter.dump_python(value, mode="json", fallback=repr, exclude=exclude)),)
 
     def _row(self, body: Callable[[], tuple[bytes | LongText, ...]]) -> None:
         """Queue one row; `body` gives its JSON after `"seg":N,` as pieces, written as they are.
@@ -220,12 +224,15 @@ class Journal:
             return
         rows, self._rows = self._rows, []
         try:
-            write = self._file.write  # buffered: one write to the OS per batch, plus one per long piece
-            for piece in rows:
-                if isinstance(piece, LongText):
-                    piece.write(write)  # a long string, a slice at a time
-                else:
-                    write(piece)
+            write = self._file.write
+            try:
+                write(b"".join(rows))  # type: ignore[arg-type]  # one write to the OS per batch
+            except TypeError:  # a long string among them (a `LongText`): written a slice at a time
+                for piece in rows:
+                    if isinstance(piece, LongText):
+                        piece.write(write)
+                    else:
+                        write(piece)
             self._file.flush()
         except (OSError, ValueError) as exc:  # disk full, folder gone
             self._stop(f"{type(exc).__name__}: {exc}")
