@@ -6,41 +6,39 @@ the result whole: in a batch of one-request rows the last row was half of a row'
 serializing (BENCHMARKS.md, batch throughput). Format 2 marks that row `"format": 2` and writes the
 result without `messages` and `slot_messages` (read back empty), and beside it what rebuilds them:
 
-* `"from": {slot: n}` and `"tails": {slot: [...]}`: the slot's messages are the first `n` its `messages`
-  rows hold, then its tail;
+* `"from": {slot: n}`, `"patches": {slot: {i: {field: value}}}` and `"tails": {slot: [...]}`: the slot's
+  messages are the first `n` its `messages` rows hold, the fields in `patches` set on them, then its tail
+  (left out when empty);
 * `"result_messages": [...]`, only when the result's `messages` are not the journaled history followed by
   each slot's messages in order (the engine builds them so; a guard, written whole when it does not hold).
 
-A message comes from the rows only when the writer knows the row holds it as it is now (`Ledger`): it is
-the very object the row was made from, and no field of it or of its parts was set since. pydantic-ai sets
-some after a message was journaled (a response's run ids when its stream has closed, a request's parts or
-instructions): those, and every message after them, go in the tail. Anything the rows never held (the
-output tool's return, a resumed run's earlier segment) goes there too. The reader (`rebuild`) reads format 1
-rows as before: the row marks its own format, so a resumed journal may mix the two.
+A message comes from the rows only when the writer knows a row holds it as it is now (`Ledger`): the row
+was made from a message of the same type whose field values, and its parts' field values, are the same
+objects or equal to those now (pydantic-ai may hand back a copy). pydantic-ai sets some fields after the
+row was written: a response's run ids and model id when its stream has closed. A field of the message
+itself that now holds a plain value (text, a number, `None`) is written as a patch; any other change (its
+parts, a request's parts or instructions) puts that message, and every one after it, in the tail, and so
+does anything the rows never held (the output tool's return, a resumed run's earlier segment). A value
+changed in place (an item of a dict the message holds) is not seen: pydantic-ai sets fields anew.
+The reader (`rebuild`) reads format 1 rows as before: each row marks its own format, so a resumed
+journal may mix the two.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import TypeAdapter
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from ..formats.long_strings import all_long_free, long_free
 from ..result import RunResult
 
 FORMAT = 2
 """The format of the run's last row this version writes (format 1: the result whole, no `format` key)."""
-
-
-@functools.cache
-def tails_adapter() -> TypeAdapter[dict[str, list[ModelMessage]]]:
-    return TypeAdapter(dict[str, list[ModelMessage]])
 
 
 WITHOUT_MESSAGES = {"result": {"messages": True, "slot_messages": True}}
@@ -202,9 +200,10 @@ def rebuild(
     version = row.get("format")
     if version != FORMAT:
         raise ValueError(f"journal format {version!r} is not one this agentcell reads (written by a newer one?)")
-    starts, tails = row.get("from"), tails_adapter().validate_python(row.get("tails"))
-    if not isinstance(starts, dict) or set(starts) != set(tails):
-        raise ValueError("a format 2 ending needs `from` and `tails` for the same slots")
+    starts, raw = row.get("from"), row.get("tails")
+    if not isinstance(starts, dict) or not isinstance(raw, dict) or not set(raw) <= set(starts):
+        raise ValueError("a format 2 ending needs `from` for every slot and `tails` for some of them")
+    tails = {slot: ModelMessagesTypeAdapter.validate_python(raw.get(slot, [])) for slot in starts}
     patches = row.get("patches", {})
     if not isinstance(patches, dict):
         raise ValueError("a format 2 ending's `patches` must be an object")
@@ -220,7 +219,7 @@ def rebuild(
             kept[int(index)] = dataclasses.replace(kept[int(index)], **patch)
         slots[slot] = (*kept, *fill(tail))
     if "result_messages" in row:
-        messages = tuple(fill(tails_adapter().validate_python({"": row["result_messages"]})[""]))
+        messages = tuple(fill(ModelMessagesTypeAdapter.validate_python(row["result_messages"])))
     else:
         messages = (*history, *itertools.chain.from_iterable(slots.values()))
     return dataclasses.replace(result, messages=messages, slot_messages=slots)
