@@ -135,3 +135,14 @@ def test_a_newer_format_or_an_ending_the_rows_do_not_hold_is_left_out_with_a_war
         with pytest.warns(JournalWarning, match=why):
             record = journal.load("r", path=tmp_path / "x")
         assert not record.finished and conversation(record.slot_messages["a"]) == [[("user", "Go")], [("assistant", "Done")]]
+
+
+async def test_a_run_read_back_from_its_journal_forks_from_the_rebuilt_record(tmp_path: Path) -> None:
+    await _run(tmp_path, "v2tools")
+    restored = journal.load("v2tools", path=tmp_path).to_result()
+    script = Script(["Forked."], [Final(4)])
+    forked = await restored.fork(1, slot="b", tool_results={"c1": "EDITED"}, model=script.model, journal=False)
+    assert forked.results == {"a": "The answer is 1.", "b": "Forked.", "n": 4}
+    sent = conversation(script.requests[0].messages)
+    assert sent[:4] == CONVERSATION[:4] and sent[-2:] == [[("call", "lookup", {"q": "x"})],
+                                                          [("return", "lookup", "EDITED")]]
