@@ -8,7 +8,9 @@ folder, or `off`), or what `start_run(journal=...)` names. Each line is one row:
   `request_completed` rows are the per-request rows (slot, request number, usage, latency);
 * `{"ts", "seg", "slot", "index", "messages": [...]}` — pydantic-ai messages of a slot's record from
   `index` on (made before each request and after each response);
-* `{"ts", "seg", "history": [...]}` — the conversation the run was seeded with (`history=`).
+* `{"ts", "seg", "history": [...]}` — the conversation the run was seeded with (`history=`);
+* the run's last row, `processing_complete`, holds its result without the messages the rows before it
+  hold (`"format": 2`, `ending.py`); journals written before hold it whole (no `format` key) and still load.
 
 Rows are written in batches of whole lines (`writer.py`): each row reaches the OS at most
 `FLUSH_INTERVAL` (0.2 s) after it was made, and at once before a tool runs, when an approval is asked

@@ -27,6 +27,7 @@ from ..errors import AgentcellError, JournalWarning
 from ..events import Event, ProcessingComplete, RequestCompleted, RunStarted, RunStatus, Usage, UsageUpdated
 from ..result import RunResult
 from ..transcript import Transcript
+from .ending import rebuild
 from .media import filled, filled_result
 from .paths import journal_path
 from .writer import event_adapter
@@ -148,7 +149,9 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _known_kinds() -> frozenset[str]:
-    return frozenset(getattr(member, "kind", "") for member in typing.get_args(Event))
+    """The event kinds this version reads (each event's `kind` field's default: with `slots=True` the class
+    attribute is the slot's descriptor, not the string)."""
+    return frozenset(member.__dataclass_fields__["kind"].default for member in typing.get_args(Event))
 
 
 class _Reader:
@@ -186,7 +189,7 @@ class _Reader:
         if "event" in row:
             event = event_adapter().validate_python(row["event"])
             if isinstance(event, ProcessingComplete):
-                event = replace(event, result=filled_result(self.file, event.result))
+                event = replace(event, result=self._ending(event.result, row))
             self.events.append(event)
             if isinstance(event, RequestCompleted):
                 self._spent = self._spent + event.usage
@@ -204,6 +207,13 @@ class _Reader:
             known.extend(messages)
         else:
             raise ValueError("neither an event, a history nor a messages row")
+
+    def _ending(self, result: RunResult, row: dict[str, Any]) -> RunResult:
+        """The run's result as its last row has it: whole (format 1), or with the messages the rows before
+        it hold put back (format 2, `ending.py`)."""
+        if "format" not in row:
+            return filled_result(self.file, result)  # type: ignore[no-any-return]
+        return rebuild(result, row, self.slots, self.history, lambda messages: filled(self.file, messages))
 
     def _why(self, row: dict[str, Any], exc: Exception) -> str:
         event = row.get("event")

@@ -78,9 +78,10 @@ class LongStrings:
 
 
 def dump_pieces(
-    adapter: TypeAdapter[Any], value: Any, long: LongStrings, *, long_free: bool = False
+    adapter: TypeAdapter[Any], value: Any, long: LongStrings, *, long_free: bool = False, exclude: Any = None
 ) -> tuple[bytes | LongText, ...]:
-    """`adapter.dump_json(value, fallback=repr)` as pieces that write those bytes (`bytes`, or a `LongText`).
+    """`adapter.dump_json(value, fallback=repr, exclude=exclude)` as pieces that write those bytes (`bytes`, or a
+    `LongText`).
 
     A row known to hold no long string (`long_free`: the caller knows it cheaply: an event's wire conversion,
     `events.json.wire_fields`, which the run's sink hands to `Journal.event`, and `messages_long_free`) is
@@ -93,13 +94,13 @@ def dump_pieces(
         PydanticSerializationError: some text is not valid UTF-8 (the caller scrubs and dumps again).
     """
     if long_free:  # most rows: the walk in Python below cost more than the dump
-        return (adapter.dump_json(value, fallback=repr),)
-    data = adapter.dump_python(value, mode="json", fallback=repr)  # strings are the value's own, not copies
+        return (adapter.dump_json(value, fallback=repr, exclude=exclude),)
+    data = adapter.dump_python(value, mode="json", fallback=repr, exclude=exclude)  # the value's own strings
     prefix = f"\x00agentcell-long-{uuid.uuid4().hex}-"
     cut: list[str] = []
     _hollow(data, cut, prefix)
     if not cut:
-        return (adapter.dump_json(value, fallback=repr),)
+        return (adapter.dump_json(value, fallback=repr, exclude=exclude),)
     marker = re.compile(re.escape(to_json(prefix)[:-1]) + rb'(\d+)"')
     parts = marker.split(to_json(data))  # text, index, text, index, ..., text
     pieces = [long.piece(cut[int(part)]) if i % 2 else part for i, part in enumerate(parts)]

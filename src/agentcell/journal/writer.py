@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import json
 import os
@@ -32,8 +31,9 @@ from pydantic_core import PydanticSerializationError
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
 from ..events.json import wire_fields
 from ..formats.jsonsafe import scrub
-from ..formats.long_strings import messages_long_free, result_long_free
+from ..formats.long_strings import messages_long_free
 from ..result import RunResult
+from .ending import FORMAT, WITHOUT_MESSAGES, Ledger, values_long_free
 from .media import MediaStore
 from .paths import open_sized
 from .rowjson import LongStrings, LongText, dump_pieces
@@ -59,8 +59,6 @@ def _long_free(event: Event, known: bool | None) -> bool:
     """Whether `event`'s row holds no long string (then it is dumped whole, in C: `rowjson.dump_pieces`).
 
     `known`: what the caller learnt from the event's wire conversion (the run's sink makes it anyway)."""
-    if isinstance(event, ProcessingComplete):  # its row holds the whole result, not its wire fields
-        return result_long_free(event.result)
     return known if known is not None else wire_fields(event)[2]
 
 
@@ -95,6 +93,8 @@ class Journal:
         """Rows made and not yet written, as pieces of their lines."""
         self._waiting: _Flusher | None = None
         """The loop's flusher this journal waits on, while rows wait to be written."""
+        self._ledger = Ledger()
+        """The message objects the rows were made from: the last row leaves out what they hold (`ending.py`)."""
         self._long = LongStrings()
         """Long strings measured once for every row that holds them (`rowjson.py`)."""
         self._heads: dict[tuple[str, str, int, str], bytes] = {}
@@ -109,12 +109,11 @@ class Journal:
         kind = type(event)
         if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
+        elif isinstance(event, ProcessingComplete):
+            self._ending(event)
         else:
             free = _long_free(event, long_free)
-            if isinstance(event, ProcessingComplete):
-                event = dataclasses.replace(event, result=self.media.hollow_result(event.result))
-            stored = event
-            self._row(lambda: (b'"event":', *self._dump(event_adapter(), stored, long_free=free)))
+            self._row(lambda: (b'"event":', *self._dump(event_adapter(), event, long_free=free)))
         if isinstance(event, ProcessingComplete):
             self.close()
         elif event.kind in FLUSH_KINDS:
@@ -134,6 +133,7 @@ class Journal:
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
+        self._ledger.wrote(slot, index, messages)
         messages = self.media.hollow(messages)
         self._row(
             lambda: (b'"slot":' + _json(slot) + b',"index":%d,"messages":' % index,
@@ -142,16 +142,49 @@ class Journal:
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
         """Append the conversation the run was seeded with."""
+        self._ledger.wrote_history(messages)
         messages = self.media.hollow(messages)
         self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages),
                                                         long_free=messages_long_free(messages))))
 
-    def _dump(self, adapter: TypeAdapter[Any], value: Any, *, long_free: bool) -> tuple[bytes | LongText, ...]:
+    def _ending(self, event: ProcessingComplete) -> None:
+        """The run's last row, without the messages the rows before it hold (`ending.py`: format 2)."""
+        end = self._ledger.ending(event.result)
+        tails = {slot: self.media.hollow(tail) for slot, tail in end.tails.items()}
+        whole = None if end.messages is None else self.media.hollow(end.messages)
+        free = (values_long_free(event.result) and all(map(messages_long_free, tails.values()))
+                and (whole is None or messages_long_free(whole)))
+
+        def body() -> tuple[bytes | LongText, ...]:
+            starts = b',"from":' + json.dumps(end.starts).encode()
+            if end.patches:
+                starts += b',"patches":' + json.dumps(end.patches).encode()
+            pieces: tuple[bytes | LongText, ...] = (
+                b'"format":%d,"event":' % FORMAT,
+                *self._dump(event_adapter(), event, long_free=free, exclude=WITHOUT_MESSAGES),
+                starts + b',"tails":{',
+            )
+            comma = b""
+            for slot, tail in tails.items():  # one dump per slot (not an adapter of their own: 0.3 s to build)
+                if tail:
+                    pieces += (comma + json.dumps(slot).encode() + b":",
+                               *self._dump(ModelMessagesTypeAdapter, tail, long_free=free))
+                    comma = b","
+            pieces += (b"}",)
+            if whole is None:
+                return pieces
+            return (*pieces, b',"result_messages":', *self._dump(ModelMessagesTypeAdapter, whole, long_free=free))
+
+        self._row(body)
+
+    def _dump(
+        self, adapter: TypeAdapter[Any], value: Any, *, long_free: bool, exclude: Any = None
+    ) -> tuple[bytes | LongText, ...]:
         """`value` as UTF-8 JSON pieces; text that is not valid UTF-8 (lone surrogates) is replaced, not fatal."""
         try:
-            return dump_pieces(adapter, value, self._long, long_free=long_free)
+            return dump_pieces(adapter, value, self._long, long_free=long_free, exclude=exclude)
         except PydanticSerializationError:
-            return (_json(adapter.dump_python(value, mode="json", fallback=repr)),)
+            return (_json(adapter.dump_python(value, mode="json", fallback=repr, exclude=exclude)),)
 
     def _row(self, body: Callable[[], tuple[bytes | LongText, ...]]) -> None:
         """Queue one row; `body` gives its JSON after `"seg":N,` as pieces, written as they are.
@@ -199,12 +232,15 @@ class Journal:
             return
         rows, self._rows = self._rows, []
         try:
-            write = self._file.write  # buffered: one write to the OS per batch, plus one per long piece
-            for piece in rows:
-                if isinstance(piece, LongText):
-                    piece.write(write)  # a long string, a slice at a time
-                else:
-                    write(piece)
+            write = self._file.write
+            try:
+                write(b"".join(rows))  # type: ignore[arg-type]  # one write to the OS per batch
+            except TypeError:  # a long string among them (a `LongText`): written a slice at a time
+                for piece in rows:
+                    if isinstance(piece, LongText):
+                        piece.write(write)
+                    else:
+                        write(piece)
             self._file.flush()
         except (OSError, ValueError) as exc:  # disk full, folder gone
             self._stop(f"{type(exc).__name__}: {exc}")
