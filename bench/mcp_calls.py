@@ -11,6 +11,8 @@ stdio), each with its server started once and kept for every repetition (as a no
   the ratio into the engine's own per-round cost and that of `agentcell.mcp`'s layer.
 
 Per call = run wall time / ROUNDS; the ratio is the median of per-repetition ratios (interleaved, shuffled).
+Also per call: this process's CPU time (`time.process_time`; the server is a child process, not counted), whose
+ratio a busy machine spoils less than wall time's.
 Start time: spawn → tool list, for `registry.ensure` (agentcell) and `MCPToolset.__aenter__` + `list_tools`
 (raw), each on a fresh process. `python bench/mcp_calls.py [--reps N] [--rounds N]`.
 """
@@ -27,7 +29,7 @@ import zoneinfo
 from pathlib import Path
 from typing import Any
 
-from _common import interleaved, median, paired_ratio, table, versions, write_results
+from _common import interleaved, load_average, median, paired_ratio, table, versions, write_results
 
 COMMAND = [sys.executable, "-m", "mcp_server_time"]
 ZONES = sorted(zoneinfo.available_timezones() - {"Factory", "localtime"})[:200]
@@ -98,30 +100,39 @@ def main() -> None:
                 last = event
         return last.result.output
 
-    def raw() -> dict[str, float]:
-        t0 = time.perf_counter()
+    def timed(run: Any) -> dict[str, float]:
+        """Wall and this process's CPU time per call (the server is a child process: its CPU is not counted)."""
+        t0, c0 = time.perf_counter(), time.process_time()
+        run()
+        return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000,
+                "cpu_ms": (time.process_time() - c0) / args.rounds * 1000}
+
+    def checked(toolset: Any) -> None:
+        result = loop.run_until_complete(agentcell.complete_async(template, model=model, toolsets=[toolset],
+                                                                  journal=False, limits=limits))
+        assert result.answer == "done", result
+
+    def drained() -> None:
         assert loop.run_until_complete(streamed()) == "done"
-        return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000}
+
+    def raw() -> dict[str, float]:
+        return timed(drained)
 
     def through_agentcell() -> dict[str, float]:
-        t0 = time.perf_counter()
-        result = loop.run_until_complete(agentcell.complete_async(template, model=model, toolsets=[ours],
-                                                                  journal=False, limits=limits))
-        assert result.answer == "done", result
-        return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000}
+        return timed(lambda: checked(ours))
 
     def agentcell_pydantic_client() -> dict[str, float]:
-        t0 = time.perf_counter()
-        result = loop.run_until_complete(agentcell.complete_async(template, model=model, toolsets=[raw_toolset],
-                                                                  journal=False, limits=limits))
-        assert result.answer == "done", result
-        return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000}
+        return timed(lambda: checked(raw_toolset))
 
+    loads = [load_average()]
     samples = interleaved({"raw": raw, "agentcell": through_agentcell,
                            "engine_only": agentcell_pydantic_client}, reps=args.reps)
+    loads.append(load_average())
     ratio = paired_ratio(samples, "agentcell", "raw", "per_call_ms")
     engine = paired_ratio(samples, "engine_only", "raw", "per_call_ms")
     layer = paired_ratio(samples, "agentcell", "engine_only", "per_call_ms")
+    cpu = paired_ratio(samples, "agentcell", "raw", "cpu_ms")
+    engine_cpu = paired_ratio(samples, "engine_only", "raw", "cpu_ms")
 
     starts: dict[str, list[float]] = {"raw": [], "agentcell": []}
     for i in range(args.starts):
@@ -146,13 +157,19 @@ def main() -> None:
         ["agentcell / raw (median of paired ratios)", ratio],
         ["  of which the engine: engine_only / raw", engine],
         ["  of which agentcell.mcp: agentcell / engine_only", layer],
+        ["CPU per call, raw / agentcell / engine_only (ms, median)",
+         " / ".join(f"{median(s['cpu_ms'] for s in samples[k]):.3f}" for k in ("raw", "agentcell", "engine_only"))],
+        ["CPU: agentcell / raw; engine_only / raw (median of paired ratios)", f"{cpu:.3f}; {engine_cpu:.3f}"],
         ["server start → tool list, raw (s, median)", median(starts["raw"])],
         ["server start → tool list, agentcell (s, median)", median(starts["agentcell"])],
     ]
     print(table(rows, ["measure", "value"]))
+    print(f"load average before / after the calls: {loads[0]} / {loads[1]}")
     path = write_results("mcp_calls", {"versions": versions(), "reps": args.reps, "rounds": args.rounds,
                                        "samples": samples, "starts": starts, "ratio": ratio,
-                                       "engine_ratio": engine, "mcp_layer_ratio": layer})
+                                       "engine_ratio": engine, "mcp_layer_ratio": layer,
+                                       "cpu_ratio": cpu, "engine_cpu_ratio": engine_cpu,
+                                       "load_average": loads})
     print(f"written: {path}")
 
 

@@ -21,8 +21,11 @@ through a capability, or its result's `DeferredToolRequests`, which would end th
 One capability, and only on an agent with tools or toolsets: pydantic-ai's combined capability copies
 the run context for every capability on every hook it dispatches (node runs, the event stream, tool
 preparation, output processing, ...), whether the capability overrides the hook or not, so a text
-slot's agent carries none. The wrapper is not a second toolset beside the agent's own: pydantic-ai
-gathers two or more toolsets in new tasks on every step, which cost more than the capability does
+slot's agent carries none. Nor does an agent whose calls can never be deferred (`_defers_nothing`: only
+MCP servers' toolsets, no tools of its own, no `approve_writes`): it takes the `SlotToolset` as its one
+toolset instead, which saves ~0.6 M instructions a round of an MCP tool call, a quarter of the engine's cost
+over raw pydantic-ai there (`bench/mcp_calls.py`). The wrapper is not a second toolset beside the agent's own:
+pydantic-ai gathers two or more toolsets in new tasks on every step, which cost more than the capability does
 (`tests/engine/test_round_costs.py` pins both).
 
 What stays on the agent, and so makes up the key, is what pydantic-ai fixes at construction: the tools
@@ -34,6 +37,7 @@ resumed segments, or one batch) and dies with it: no agent, tool or model outliv
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -43,8 +47,11 @@ from typing import Any, Literal, Protocol
 from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
-from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from ..mcp_servers.group import McpGroup
+from ..mcp_servers.toolset import McpTools
 
 Answers = Literal["text", "checked", "typed"]
 """What the slot answers: plain free text, free text with an output check, or a typed value."""
@@ -177,12 +184,14 @@ class SlotAgents:
         name: str | None,
         retries: int,
         answers: Answers,
+        approve_writes: bool = False,
     ) -> Agent[Any, Any]:
-        key = (tuple(map(id, tools)), tuple(map(id, toolsets)), deps_type, name, retries, answers)  # the run holds them
+        key = (tuple(map(id, tools)), tuple(map(id, toolsets)), deps_type, name, retries, answers,  # the run holds them
+               approve_writes)
         agent = self._agents.get(key)
         if agent is not None:
             return agent
-        agent = _build(tools, toolsets, deps_type=deps_type, name=name, retries=retries)
+        agent = _build(tools, toolsets, deps_type=deps_type, name=name, retries=retries, approve_writes=approve_writes)
         if answers == "checked":
             agent.output_validator(_validate)
         if len(self._agents) >= CACHE_SIZE:
@@ -192,10 +201,31 @@ class SlotAgents:
         return agent
 
 
+def _defers_nothing(
+    tools: Sequence[Tool[Any]], toolsets: Sequence[AbstractToolset[Any]], *, approve_writes: bool
+) -> bool:
+    """Whether no call of the agent can be deferred, so it needs no `handle_deferred_tool_calls` (no capability).
+
+    Only toolsets whose calls go to an MCP server and never ask for approval from inside: agentcell's
+    (`McpTools`, `McpGroup`) and pydantic-ai's `MCPToolset`, by exact type (a subclass may defer). Not with tools
+    of the slot's own (one may need approval, or raise `ApprovalRequired` from its body), nor under
+    `approve_writes` (it defers an MCP server's write tools, `calls.SlotCalls.offered`)."""
+    if tools or not toolsets or approve_writes:
+        return False
+    mcp = sys.modules.get("pydantic_ai.mcp")  # not imported: no toolset of the run is one of its `MCPToolset`s
+    plain = (McpTools, McpGroup, getattr(mcp, "MCPToolset", McpTools))
+    return all(type(toolset) in plain for toolset in toolsets)
+
+
 def _build(
     tools: Sequence[Tool[Any]], toolsets: Sequence[AbstractToolset[Any]], *, deps_type: type[Any], name: str | None,
-    retries: int,
+    retries: int, approve_writes: bool = False,
 ) -> Agent[Any, Any]:
+    if _defers_nothing(tools, toolsets, approve_writes=approve_writes):
+        # The one wrapper `_SlotTools` would add, as the agent's one toolset (two would be gathered in new tasks).
+        wrapped = toolsets[0] if len(toolsets) == 1 else CombinedToolset(list(toolsets))
+        return Agent(None, output_type=str, deps_type=deps_type, name=name, retries=retries,
+                     toolsets=[SlotToolset(wrapped)])
     return Agent(  # each run passes its model (`SlotModel`)
         None,
         output_type=str,  # a typed slot passes its own to `run` (it can depend on the run's time and text)

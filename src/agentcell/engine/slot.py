@@ -257,7 +257,8 @@ def _agent_call(
     mode = chosen_mode(options.output_mode, state.output_mode, model, state.server) if answers == "typed" else "tool"
     auto_tool = answers == "typed" and mode == "tool" and (options.output_mode or state.output_mode) == "auto"
     agent = state.agents.agent_for(tools=tools, toolsets=toolsets, deps_type=state.deps_type, name=spec.name,
-                                   retries=retry_budget(options, budget), answers=answers)
+                                   retries=retry_budget(options, budget), answers=answers,
+                                   approve_writes=state.approve_writes)
     validate = None if output.check is None else _validator(output.check, stream)
     prompt: str | list[UserContent] | None
     prompt, past = split_turns(history, rendered.turns)
