@@ -110,7 +110,7 @@ EXPECTED: dict[str, list[str | tuple[str, str]]] = {
     ],
     "mcp.ipynb": [
         "repository: demo.repo | commits: ['Start the notes']",
-        'tool get_current_time({"timezone": "Europe/London"}) -> {"timezone":"Europe/London"',
+        'tool get_current_time({"timezone": "Europe/London"}) via MCP server time -> {"timezone":"Europe/London"',
         "status: completed",
         "time running | tools: ['get_current_time', 'convert_time']",
         "get_current_time: readonly (readOnlyHint=True, destructiveHint=False",
