@@ -31,10 +31,19 @@ class Collector:
     """The media one render met, by number."""
 
     def __init__(self, context: Mapping[str, Any] | None = None) -> None:
-        self.nonce = secrets.token_hex(8)
         self.found: list[Media] = []
         self._context = context
-        self._pattern = re.compile(f"{_OPEN}{self.nonce}:(\\d+){_CLOSE}")
+        self._nonce = ""
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def nonce(self) -> str:
+        """Made at the first mark: most renders meet no media, and a fresh pattern per render cost a compile
+        (~30 µs, a batch row's every slot) and pushed the notebook's own patterns out of `re`'s cache."""
+        if not self._nonce:
+            self._nonce = secrets.token_hex(8)
+            self._pattern = re.compile(f"{_OPEN}{self._nonce}:(\\d+){_CLOSE}")
+        return self._nonce
 
     def name_of(self, source: object) -> str:
         """The context's name for `source` (`{{ fig }}` → `fig`), so a message about it can say which value it
@@ -53,12 +62,13 @@ class Collector:
 
     def resolve(self, text: str) -> tuple[str, Pieces]:
         """`(readable text, pieces)`; `pieces` is `()` when `text` holds no media."""
-        if not self.found or _OPEN not in text:
+        pattern = self._pattern  # made with the nonce, at the first mark
+        if not self.found or pattern is None or _OPEN not in text:
             return text, ()
         pieces: list[str | Media] = []
         readable: list[str] = []
         at = 0
-        for match in self._pattern.finditer(text):
+        for match in pattern.finditer(text):
             before = text[at : match.start()]
             if before:
                 pieces.append(before)
