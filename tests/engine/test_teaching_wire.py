@@ -12,6 +12,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from agentcell.engine import start_run
 from agentcell.engine.sink import _wire
 from agentcell.events.json import wire_fields
+from agentcell.journal.writer import event_adapter
 
 pytestmark = pytest.mark.anyio
 
@@ -36,9 +37,10 @@ async def test_a_teaching_events_wire_fields_equal_the_full_conversion_and_share
     teaching = [e for e in run.events_so_far if e.kind in ("model_request", "model_response")]
     assert len(teaching) == 6
     for event in teaching:
-        fields, valid, long_free = _wire(event)
+        (fields, valid, long_free), dumped = _wire(event)
         full = wire_fields(event)
         assert (fields, valid, long_free) == full
+        assert dumped == event_adapter().dump_json(event)  # the journal writes the bytes the check made
         assert list(fields) == list(full[0])  # the same order, so the same bytes in the journal and on the wire
         assert json.dumps(fields) == json.dumps(full[0])
         payload = "messages" if event.kind == "model_request" else "parts"

@@ -17,14 +17,14 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ..errors import JournalWarning
 from ..journal import JournalOption, journal_path
-from ..journal.paths import BATCHES, open_private
+from ..journal.paths import BATCHES, AppendFile, open_private
 from ..usage import Usage
 from .results import RowResult
 
@@ -120,7 +120,7 @@ class Manifest:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: IO[bytes] | None = open_private(path)  # held for the batch, closed by close()
+        self._file: AppendFile | None = open_private(path)  # held for the batch, closed by close()
 
     def write(self, row: RowResult) -> None:
         """Append `row` as one flushed line.

@@ -19,8 +19,8 @@ from ..events import (
     ThinkingDelta,
     TokenDelta,
 )
-from ..events.json import Converted, scrub_event, wire_fields
-from ..formats.jsonsafe import check_json, jsonable
+from ..events.json import Converted, scrub_event, wire_json
+from ..formats.jsonsafe import check_json_dump, jsonable
 from ..journal import Journal
 from ..providers.known_secrets import KnownSecrets
 from .coalesce import TextCoalescer
@@ -39,16 +39,17 @@ _JSON_PAYLOADS: dict[type[Event], tuple[tuple[str, bool], ...]] = {
 builds them with `to_openai`, pydantic-ai's `mode="json"` dump and `to_jsonable_python`)."""
 
 
-def _wire(event: Event) -> Converted:
-    """`wire_fields(event)`, equal to it, without converting a teaching event's payloads again: their dicts are
+def _wire(event: Event) -> tuple[Converted, bytes | None]:
+    """`wire_json(event)`, equal to it, without converting a teaching event's payloads again: their dicts are
     already JSON, so the wire fields share them (as lists, as the conversion makes them). Copied, they cost about
     a tenth of the engine's work per tool round and twice the memory until the run's end."""
     layout = _JSON_PAYLOADS.get(type(event))
     if layout is None:
-        return wire_fields(event)
+        return wire_json(event)
     out = {name: list(value) if shared else jsonable(value)
            for name, shared in layout for value in (getattr(event, name),)}
-    return (out, *check_json(out))
+    valid, long_free, dumped = check_json_dump(out)
+    return (out, valid, long_free), dumped
 
 
 class Sink:
@@ -116,24 +117,25 @@ class Sink:
         self._ended = isinstance(event, ProcessingComplete)
         replaced = 0
         converted: Converted | None = None
+        dumped: bytes | None = None
         if isinstance(event, TokenDelta | ThinkingDelta):
             if not (event.text.isascii() and event.slot.isascii()):  # one per streamed batch: ASCII is clean
                 event, replaced = scrub_event(event)
         else:
             # The event's wire conversion, made once here and handed on: it checks the text (every view, the
             # journal and the saved notebook need valid UTF-8), the log keeps it for the views and the transcript,
-            # and the journal learns from it whether the row holds a long string.
-            converted = _wire(event)
+            # and the journal writes the JSON the check made (or learns that the row holds a long string).
+            converted, dumped = _wire(event)
             if not converted[1]:
                 event, replaced = scrub_event(event)
-                converted = wire_fields(event)
+                converted, dumped = wire_json(event)
         self._log.append(event, converted)
         if replaced:
             self._report_scrubbed(event, replaced)
         journal = self.journal
         if journal is not None:
             # never raises: a full disk, the size cap… stop it and say why
-            journal.event(event, long_free=None if converted is None else converted[2])
+            journal.event(event, long_free=None if converted is None else converted[2], dumped=dumped)
             if journal.stopped is not None:
                 self._detach_journal(journal.stopped, say=not self._ended)
         if self._ended:

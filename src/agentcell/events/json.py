@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..formats.jsonsafe import check_json, jsonable, scrub
+from ..formats.jsonsafe import check_json, check_json_dump, jsonable, scrub
 from .run import Event, ProcessingComplete, Usage
 
 WireEvent = dict[str, Any]
@@ -44,6 +44,13 @@ def wire_fields(event: Event) -> Converted:
     Made once per event by the run's sink, which passes it on (`EventLog.append`, `Journal.event`): a
     reader that has it never converts again. Treat it as read-only: its readers share it.
     """
+    return wire_json(event)[0]
+
+
+def wire_json(event: Event) -> tuple[Converted, bytes | None]:
+    """`wire_fields(event)`, and the event's JSON when the check made it whole: every field of the event, in its
+    order, as the journal's event adapter writes them (tests pin the two to the same bytes); `None` when a field
+    was left out of the wire fields, or they hold a long string or text that is not valid UTF-8."""
     if isinstance(event, ProcessingComplete):  # once per run: its readers use the result, not these fields
         fields = {
             "kind": event.kind,
@@ -54,14 +61,18 @@ def wire_fields(event: Event) -> Converted:
             "answer": jsonable(event.result.answer),
             "usage": usage_json(event.result.usage),
         }
-        return fields, check_json(fields)[0], False  # its journal row holds the result, not these fields
+        return (fields, check_json(fields)[0], False), None  # its journal row holds the result, not these fields
     fields = jsonable(event)  # one call in C: the dataclass's fields in order, `repr` for the odd value
+    whole = True
     if fields["kind"] in ("tool_started", "approval_requested") and fields.get("server") is None:
         fields.pop("server", None)  # only an MCP server's tool names its server
+        whole = False
     value = fields.get("value")
     if fields["kind"] == "slot_completed" and isinstance(value, str) and fields.get("text") == value:
         del fields["text"]  # a text answer: `value` is the text; don't send it twice
-    return (fields, *check_json(fields))
+        whole = False
+    valid, long_free, dumped = check_json_dump(fields)
+    return (fields, valid, long_free), dumped if whole else None
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:

@@ -80,7 +80,14 @@ def _valid_utf8(value: Any, *, deep: bool = False) -> bool:
 
 
 def check_json(fields: Any) -> tuple[bool, bool]:
-    """Whether an event's `fields` are valid UTF-8 JSON, and whether they hold no string of `LONG` or more.
+    """Whether an event's `fields` are valid UTF-8 JSON, and whether they hold no string of `LONG` or more."""
+    valid, long_free, _ = check_json_dump(fields)
+    return valid, long_free
+
+
+def check_json_dump(fields: Any) -> tuple[bool, bool, bytes | None]:
+    """`check_json`, and the JSON it made to check them when that is all of them (`None` when they hold a long
+    string, or are not valid): the journal writes those bytes as the event's row instead of dumping it again.
 
     An event's long strings are its own top-level fields (an answer, a merged stream piece; tool
     results and teaching texts are clipped), so only those are searched in place (`hollow_top`: a walk
@@ -89,7 +96,8 @@ def check_json(fields: Any) -> tuple[bool, bool]:
     """
     try:
         top = hollow_top(fields)
-        size = len(to_json(top))
+        dumped = to_json(top)
     except Exception:  # a lone surrogate, or a value only the walk in `scrub` can judge
-        return False, False
-    return True, top is fields and size < LONG
+        return False, False, None
+    long_free = top is fields and len(dumped) < LONG
+    return True, long_free, dumped if long_free else None

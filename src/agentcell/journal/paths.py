@@ -7,7 +7,6 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import IO
 
 from ..errors import AgentcellError
 
@@ -88,16 +87,52 @@ def private_dir(folder: Path) -> None:
             folder.chmod(0o700)
 
 
-def open_private(path: Path) -> IO[bytes]:
+def open_private(path: Path) -> AppendFile:
     """Open `path` for appending, readable by its owner only (0600), in a private folder."""
     return open_sized(path)[0]
+
+
+class AppendFile:
+    """A file opened for appending, written with `os.write` only: a journal writes each batch of rows once and
+    keeps nothing buffered, so Python's buffered file object (an `fstat`, two `lseek`s and two objects per open,
+    a copy per write: a batch opens one per row) would only add work. `flush` has nothing to do."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes | memoryview) -> int:
+        """Write all of `data` (`os.write` may take part of it: a full disk, a signal); raises `OSError`, and
+        `ValueError` once closed, as a file object does."""
+        if self._fd < 0:
+            raise ValueError("write to closed file")
+        size = len(data)
+        done = os.write(self._fd, data)
+        if done < size:
+            view = memoryview(data)[done:]
+            while view:
+                view = view[os.write(self._fd, view):]
+        return size
+
+    def flush(self) -> None:
+        """Nothing is held back: each `write` reached the OS."""
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:  # a journal dropped unclosed (its run's task was destroyed) leaks no descriptor
+        with contextlib.suppress(OSError):
+            self.close()
 
 
 _PRIVATE: set[Path] = set()
 """Folders this process made private already (a batch opens a journal per row in the same folder)."""
 
 
-def open_sized(path: Path) -> tuple[IO[bytes], int]:
+def open_sized(path: Path) -> tuple[AppendFile, int]:
     """`open_private`, and the file's size: a new file is created 0600 and is empty (no `chmod`, no `stat`: a batch
     opens one per row); an existing one (a resumed run's) is narrowed to 0600 if an older version left it wider."""
     folder = path.parent
@@ -105,16 +140,20 @@ def open_sized(path: Path) -> tuple[IO[bytes], int]:
         private_dir(folder)
         _PRIVATE.add(folder)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
-        return os.fdopen(fd, "ab"), 0
+        return AppendFile(os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o600)), 0
     except FileExistsError:
         pass
     except FileNotFoundError:  # the folder was removed since this process made it: make it again
         _PRIVATE.discard(folder)
         private_dir(folder)
         _PRIVATE.add(folder)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, _APPEND | os.O_CREAT, 0o600)
     if hasattr(os, "fchmod"):  # a file an older version left 0644 is narrowed too
         with contextlib.suppress(OSError):
             os.fchmod(fd, 0o600)
-    return os.fdopen(fd, "ab"), os.fstat(fd).st_size
+    return AppendFile(fd), os.fstat(fd).st_size
+
+
+_APPEND = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
+"""As `open(path, "ab")` opens a file: without newline translation on Windows (`os.open` makes every descriptor
+non-inheritable already: an MCP server or a tool's subprocess does not get it)."""

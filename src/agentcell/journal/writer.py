@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import Discriminator, TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
@@ -35,7 +35,7 @@ from ..formats.long_strings import messages_long_free
 from ..result import RunResult
 from .ending import FORMAT, WITHOUT_MESSAGES, Ledger, values_long_free
 from .media import MediaStore
-from .paths import open_sized
+from .paths import AppendFile, open_sized
 from .rowjson import LongStrings, LongText, dump_pieces
 
 MAX_MB_ENV = "AGENTCELL_JOURNAL_MAX_MB"
@@ -87,7 +87,7 @@ class Journal:
         """The cap on the file's size (a resumed run's segments share it); `None`: no cap."""
         self.stopped: str | None = None
         """Why the journal stopped writing before the run ended (`None` while it writes)."""
-        self._file: IO[bytes] | None
+        self._file: AppendFile | None
         self._file, self._size = open_sized(path)
         self._rows: list[bytes | LongText] = []
         """Rows made and not yet written, as pieces of their lines."""
@@ -104,10 +104,13 @@ class Journal:
         self.media = MediaStore(path)
         """Each image of the run, once, beside the file (`media.py`); the rows hold references."""
 
-    def event(self, event: Event, *, long_free: bool | None = None) -> None:
-        """Append one event (`long_free`: whether no string of it is long, when the caller knows)."""
+    def event(self, event: Event, *, long_free: bool | None = None, dumped: bytes | None = None) -> None:
+        """Append one event (`long_free`: whether no string of it is long, when the caller knows; `dumped`: its
+        JSON as `event_adapter()` writes it, when the caller made it: the run's sink, `events.json.wire_json`)."""
         kind = type(event)
-        if kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
+        if dumped is not None:  # most events of a run: the bytes the sink's check made, not a second dump
+            self._row(lambda: (b'"event":' + dumped,))
+        elif kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
             self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
         elif isinstance(event, ProcessingComplete):
             self._ending(event)
@@ -141,8 +144,11 @@ class Journal:
         )
 
     def history(self, messages: Sequence[ModelMessage]) -> None:
-        """Append the conversation the run was seeded with."""
+        """Append the conversation the run was seeded with (none in a first segment: no row, the reader's default;
+        a later segment writes even an empty one, which replaces an earlier segment's)."""
         self._ledger.wrote_history(messages)
+        if not messages and self.segment == 1:
+            return
         messages = self.media.hollow(messages)
         self._row(lambda: (b'"history":', *self._dump(ModelMessagesTypeAdapter, list(messages),
                                                         long_free=messages_long_free(messages))))
