@@ -32,3 +32,14 @@ def test_rows_are_read_back_and_done_stays_done(tmp_path: Path) -> None:
 def test_no_manifest_when_the_journal_is_off() -> None:
     assert manifest_path("ab" * 32, False) is None
     assert read_finished(Path("/nowhere/at/all.jsonl")) == {}
+
+
+def test_a_row_whose_values_are_not_valid_utf8_or_not_json_is_still_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    manifest = Manifest(path)
+    manifest.write(RowResult(index=0, key="k0", status="completed", results={"a": "x\ud83dy", "b": {1, 2}},
+                             error="bad \udc00", run_id="r0", duration=1.23456))
+    manifest.close()
+    found = read_finished(path)["k0"]
+    assert found.results == {"a": "x\ufffdy", "b": [1, 2]} and found.error == "bad \ufffd"
+    assert found.duration == 1.235

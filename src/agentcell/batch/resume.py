@@ -12,7 +12,6 @@ the manifest of the same template and skips every row whose content key is there
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 import warnings
 from dataclasses import dataclass
@@ -20,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from ..errors import JournalWarning
+from ..formats.jsonsafe import scrub
 from ..journal import JournalOption, journal_path
 from ..journal.paths import BATCHES, AppendFile, open_private
 from ..usage import Usage
@@ -135,14 +135,18 @@ class Manifest:
             "key": row.key,
             "index": row.index,
             "status": row.status,
-            "results": to_jsonable_python(dict(row.results), fallback=repr),
+            "results": dict(row.results),
             "error": row.error,
-            "usage": to_jsonable_python(row.usage),
+            "usage": row.usage,
             "run_id": row.run_id,
             "duration": None if row.duration is None else round(row.duration, 3),
         }
         try:
-            self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            line = to_json(record, fallback=repr)  # one call in C (a row of a batch of thousands)
+        except PydanticSerializationError:  # text that is not valid UTF-8 (a lone surrogate): replaced
+            line = to_json(scrub(to_jsonable_python(record, fallback=repr))[0])
+        try:
+            self._file.write(line + b"\n")
             self._file.flush()
         except OSError:
             self.close()  # what stayed in the buffer would fail again at every later flush, and at close

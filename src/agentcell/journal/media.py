@@ -31,17 +31,23 @@ class MediaStore:
     """Writes each part's bytes once per run (by digest); never raises into the run (a failure is noted)."""
 
     def __init__(self, journal: Path) -> None:
-        self.folder = media_folder(journal)
+        self.journal = journal
         self.stored: set[str] = set()
         self.failed: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        """Where the bytes go (worked out when a part is kept: most runs, a batch's rows, keep none)."""
+        return media_folder(self.journal)
 
     def keep(self, part: MediaPart) -> None:
         if part.digest in self.stored or not part.data:
             return
         self.stored.add(part.digest)
+        folder = self.folder
         try:
-            private_dir(self.folder)
-            fd = os.open(self.folder / part.digest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            private_dir(folder)
+            fd = os.open(folder / part.digest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:  # a resumed segment's run stored it already
             return
         except OSError as exc:

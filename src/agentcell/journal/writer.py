@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..events import Event, ProcessingComplete, ThinkingDelta, TokenDelta
 from ..events.json import wire_fields
@@ -109,9 +109,9 @@ class Journal:
         JSON as `event_adapter()` writes it, when the caller made it: the run's sink, `events.json.wire_json`)."""
         kind = type(event)
         if dumped is not None:  # most events of a run: the bytes the sink's check made, not a second dump
-            self._row(lambda: (b'"event":' + dumped,))
+            self._line(b'"event":%s}\n' % dumped)
         elif kind is TokenDelta or kind is ThinkingDelta:  # one per streamed batch: skip the generic serializer
-            self._row(lambda: (self._delta(event),))  # type: ignore[arg-type]
+            self._line(self._delta(event))  # type: ignore[arg-type]
         elif isinstance(event, ProcessingComplete):
             self._ending(event)
         else:
@@ -123,7 +123,8 @@ class Journal:
             self.flush()
 
     def _delta(self, event: TokenDelta | ThinkingDelta) -> bytes:
-        """A text delta's row body, as `event_adapter()` would write it (tests pin the two to the same JSON)."""
+        """A text delta's row after `"seg":N,`, as `event_adapter()` would write it (tests pin the two to the same
+        JSON)."""
         key = (event.run_id, event.slot, event.round, event.kind)
         head = self._heads.get(key)
         if head is None:
@@ -131,8 +132,8 @@ class Journal:
                 _json(event.run_id), _json(event.slot), event.round, event.kind.encode())
         text = event.text
         if text.isascii():  # nothing to scrub: the C encoder alone, without `json.dumps`' machinery
-            return head + encode_basestring_ascii(text).encode() + b"}"
-        return head + _json(text) + b"}"
+            return head + encode_basestring_ascii(text).encode() + b"}}\n"
+        return head + _json(text) + b"}}\n"
 
     def messages(self, slot: str, index: int, messages: Sequence[ModelMessage]) -> None:
         """Append slot `slot`'s record messages from position `index` on."""
@@ -162,9 +163,9 @@ class Journal:
                 and (whole is None or messages_long_free(whole)))
 
         def body() -> tuple[bytes | LongText, ...]:
-            starts = b',"from":' + json.dumps(end.starts).encode()
+            starts = b',"from":' + _plain(end.starts)
             if end.patches:
-                starts += b',"patches":' + json.dumps(end.patches).encode()
+                starts += b',"patches":' + _plain(end.patches)
             pieces: tuple[bytes | LongText, ...] = (
                 b'"format":%d,"event":' % FORMAT,
                 *self._dump(event_adapter(), event, long_free=free, exclude=WITHOUT_MESSAGES),
@@ -206,7 +207,16 @@ class Journal:
         except (ValueError, RecursionError) as exc:  # an unwritable value
             self._stop(f"{type(exc).__name__}: {exc}")
             return
-        size = sum(map(len, pieces))
+        self._queue(pieces, sum(map(len, pieces)))
+
+    def _line(self, rest: bytes) -> None:
+        """Queue one row made whole (an event shorter than `LONG`, a text delta): `rest` is its JSON after
+        `"seg":N,`, with its end."""
+        if self._file is not None:
+            line = b'{"ts":%.3f,"seg":%d,%s' % (time.time(), self.segment, rest)
+            self._queue((line,), len(line))
+
+    def _queue(self, pieces: tuple[bytes | LongText, ...], size: int) -> None:
         if self.max_bytes is not None and self._size + size > self.max_bytes:
             megabytes = self.max_bytes / 1024 / 1024
             self._stop(
@@ -306,6 +316,15 @@ def _flusher(loop: asyncio.AbstractEventLoop) -> _Flusher:
     if flusher is None:
         flusher = _FLUSHERS[loop] = _Flusher(loop)
     return flusher
+
+
+def _plain(value: Any) -> bytes:
+    """Plain JSON data (dicts of names, numbers and short text) as JSON, in C; `_json` for text that is not
+    valid UTF-8."""
+    try:
+        return to_json(value)
+    except PydanticSerializationError:
+        return _json(value)
 
 
 def _json(value: Any) -> bytes:
