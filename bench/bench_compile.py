@@ -45,15 +45,21 @@ STRUCKDOWN_SECTION = (
 PROSE = "The quick brown fox jumps over the lazy dog; <b>bold</b> text, a[0] and {braces}.\n"
 
 
-def realistic(size: int) -> str:
-    """Sections of a typical cell (slots, tags, Jinja, prose) until `size` characters."""
+def sections(section: str, prose: int, size: int) -> str:
+    """`section` numbered 0, 1, 2, … (its `{i}`), each followed by `prose` lines of PROSE, until `size` characters
+    (and a little past: the caller cuts)."""
     parts, total, index = [], 0, 0
     while total < size:
-        part = SECTION.replace("{i}", str(index)) + PROSE * 8
+        part = section.replace("{i}", str(index)) + PROSE * prose
         parts.append(part)
         total += len(part)
         index += 1
-    return "".join(parts)[:size].rsplit("<checkpoint>", 1)[0]
+    return "".join(parts)
+
+
+def realistic(size: int) -> str:
+    """Sections of a typical cell (slots, tags, Jinja, prose) until `size` characters."""
+    return sections(SECTION, 8, size)[:size].rsplit("<checkpoint>", 1)[0]
 
 
 def repeat(unit: str, tail: str = "") -> Callable[[int], str]:
@@ -62,13 +68,7 @@ def repeat(unit: str, tail: str = "") -> Callable[[int], str]:
 
 def struckdown_cell(size: int) -> str:
     """Sections using struckdown's whole language (actions, lists, blocks with slots, together) up to `size`."""
-    parts, total, index = [], 0, 0
-    while total < size:
-        part = STRUCKDOWN_SECTION.replace("{i}", str(index)) + PROSE * 4
-        parts.append(part)
-        total += len(part)
-        index += 1
-    return "".join(parts)[:size].rsplit("<header>", 1)[0] + "[[last]]"
+    return sections(STRUCKDOWN_SECTION, 4, size)[:size].rsplit("<header>", 1)[0] + "[[last]]"
 
 
 SHAPES: dict[str, Callable[[int], str]] = {

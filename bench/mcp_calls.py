@@ -73,6 +73,45 @@ async def start_agentcell(name: str) -> tuple[Any, float]:
     return tools, time.perf_counter() - t0
 
 
+class Variants:
+    """The variants' shared set-up on `loop` (this file's and `mcp_instructions.py`'s): the scripted model, both
+    servers started once, the raw agent, the template and its limits. `run(variant)` is one run of `rounds`
+    rounds, its answer checked."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, rounds: int) -> None:
+        from pydantic_ai import Agent
+        from pydantic_ai.usage import UsageLimits
+
+        import agentcell
+
+        self.loop = loop
+        self.model = scripted(rounds)
+        self.raw_toolset, _ = loop.run_until_complete(start_raw())
+        self.ours, _ = loop.run_until_complete(start_agentcell("time"))
+        self.agent = Agent(self.model, toolsets=[self.raw_toolset])
+        self.limits = UsageLimits(request_limit=rounds + 5, tool_calls_limit=rounds + 5)
+        self.template = agentcell.compile_template(
+            "What time is it? [[answer|use_tools=true, max_iter=100, max_calls=100]]")
+        self._complete = agentcell.complete_async
+
+    async def _streamed(self) -> Any:
+        async with self.agent.run_stream_events("What time is it?") as events:
+            async for event in events:
+                last = event
+        return last.result.output
+
+    def run(self, variant: str) -> None:
+        """`raw`: pydantic-ai's agent drained; `agentcell` / `engine_only`: the engine with `agentcell.mcp`'s
+        toolset / with the raw variant's `MCPToolset`."""
+        if variant == "raw":
+            assert self.loop.run_until_complete(self._streamed()) == "done"
+            return
+        toolset = self.ours if variant == "agentcell" else self.raw_toolset
+        result = self.loop.run_until_complete(self._complete(self.template, model=self.model, toolsets=[toolset],
+                                                             journal=False, limits=self.limits))
+        assert result.answer == "done", result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=9)
@@ -80,25 +119,11 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=5)
     args = parser.parse_args()
 
-    from pydantic_ai import Agent
-    from pydantic_ai.usage import UsageLimits
-
-    import agentcell
     from agentcell.mcp_servers import registry
 
     loop = asyncio.new_event_loop()
-    model = scripted(args.rounds)
-    raw_toolset, _ = loop.run_until_complete(start_raw())
-    ours, _ = loop.run_until_complete(start_agentcell("time"))
-    agent = Agent(model, toolsets=[raw_toolset])
-    limits = UsageLimits(request_limit=args.rounds + 5, tool_calls_limit=args.rounds + 5)
-    template = agentcell.compile_template("What time is it? [[answer|use_tools=true, max_iter=100, max_calls=100]]")
-
-    async def streamed() -> Any:
-        async with agent.run_stream_events("What time is it?") as events:
-            async for event in events:
-                last = event
-        return last.result.output
+    variants = Variants(loop, args.rounds)
+    raw_toolset = variants.raw_toolset
 
     def timed(run: Any) -> dict[str, float]:
         """Wall and this process's CPU time per call (the server is a child process: its CPU is not counted)."""
@@ -107,22 +132,14 @@ def main() -> None:
         return {"per_call_ms": (time.perf_counter() - t0) / args.rounds * 1000,
                 "cpu_ms": (time.process_time() - c0) / args.rounds * 1000}
 
-    def checked(toolset: Any) -> None:
-        result = loop.run_until_complete(agentcell.complete_async(template, model=model, toolsets=[toolset],
-                                                                  journal=False, limits=limits))
-        assert result.answer == "done", result
-
-    def drained() -> None:
-        assert loop.run_until_complete(streamed()) == "done"
-
     def raw() -> dict[str, float]:
-        return timed(drained)
+        return timed(lambda: variants.run("raw"))
 
     def through_agentcell() -> dict[str, float]:
-        return timed(lambda: checked(ours))
+        return timed(lambda: variants.run("agentcell"))
 
     def agentcell_pydantic_client() -> dict[str, float]:
-        return timed(lambda: checked(raw_toolset))
+        return timed(lambda: variants.run("engine_only"))
 
     loads = [load_average()]
     samples = interleaved({"raw": raw, "agentcell": through_agentcell,

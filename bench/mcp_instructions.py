@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROUNDS = 20
 HERE = Path(__file__).resolve()
@@ -29,42 +28,16 @@ def child(variant: str, runs: int, signal: Path) -> None:
     """Inside valgrind: warm up, say so, wait for counting to start, run, say so, wait to be killed."""
     sys.path.insert(0, str(HERE.parent))
     import mcp_calls as mc
-    from pydantic_ai import Agent
-    from pydantic_ai.usage import UsageLimits
 
-    import agentcell
-
-    loop = asyncio.new_event_loop()
-    model = mc.scripted(ROUNDS)
-    raw_toolset, _ = loop.run_until_complete(mc.start_raw())
-    ours, _ = loop.run_until_complete(mc.start_agentcell("time"))
-    agent = Agent(model, toolsets=[raw_toolset])
-    limits = UsageLimits(request_limit=ROUNDS + 5, tool_calls_limit=ROUNDS + 5)
-    template = agentcell.compile_template("What time is it? [[answer|use_tools=true, max_iter=100, max_calls=100]]")
-
-    async def streamed() -> Any:
-        async with agent.run_stream_events("What time is it?") as events:
-            async for event in events:
-                last = event
-        return last.result.output
-
-    def one() -> None:
-        if variant == "raw":
-            assert loop.run_until_complete(streamed()) == "done"
-            return
-        toolset = ours if variant == "agentcell" else raw_toolset
-        result = loop.run_until_complete(agentcell.complete_async(template, model=model, toolsets=[toolset],
-                                                                  journal=False, limits=limits))
-        assert result.answer == "done", result
-
+    variants = mc.Variants(asyncio.new_event_loop(), ROUNDS)
     for _ in range(3):
-        one()
+        variants.run(variant)
     gc.collect()
     (signal / "go").touch()
     while not (signal / "on").exists():
         time.sleep(0.05)
     for _ in range(runs):
-        one()
+        variants.run(variant)
     gc.collect()
     (signal / "done").touch()
     while True:

@@ -19,7 +19,6 @@ registered ipykernel 6.29 (`agentcell-k6`, `.jupyter-k6/`), interleaved stop by 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import tempfile
@@ -30,15 +29,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
-from tests.kernelclient import KernelSession, WidgetComm
+from tests.kernelclient import KernelSession, WidgetComm, find_k6_kernel, kernel_available
 from tests.openai_server import FakeOpenAI, Reply, Text
 
-# Where the ipykernel 6.29 kernelspec is registered (read by jupyter_client at each lookup).
-K6_DIR = _common.ROOT / ".jupyter-k6"
-if K6_DIR.exists():
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(K6_DIR), os.environ.get("JUPYTER_PATH")]))
+find_k6_kernel(_common.ROOT)
 
 GOAL_MS = 50.0
 CELL = "%%agent -m bench_model\nTell me a very long story about a lighthouse keeper.\n[[answer]]"
@@ -47,14 +42,6 @@ CELL = "%%agent -m bench_model\nTell me a very long story about a lighthouse kee
 def long_reply(_body: dict[str, Any]) -> Reply:
     """About 20 s of answer: 2,000 pieces, 10 ms apart (the server notices a close within a pause)."""
     return Reply(Text("word " * 2_000, pieces=2_000, delay=0.01))
-
-
-def kernel_available(name: str) -> bool:
-    try:
-        KernelSpecManager().get_kernel_spec(name)
-    except NoSuchKernel:
-        return False
-    return True
 
 
 def open_kernel(name: str, server: FakeOpenAI, journal: str) -> KernelSession:

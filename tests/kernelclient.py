@@ -8,16 +8,35 @@ docs/kernel-and-loop.md), so readiness is checked with a `kernel_info` round tri
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.manager import KernelManager
 
 Msg = dict[str, Any]
+
+
+def find_k6_kernel(root: Path) -> None:
+    """Let jupyter_client find the ipykernel 6.29 kernelspec (`agentcell-k6`) that `scripts/setup` registers
+    under `root/.jupyter-k6/` (read at each lookup)."""
+    k6_dir = root / ".jupyter-k6"
+    if k6_dir.exists():
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(k6_dir), os.environ.get("JUPYTER_PATH")]))
+
+
+def kernel_available(name: str) -> bool:
+    try:
+        KernelSpecManager().get_kernel_spec(name)
+    except NoSuchKernel:
+        return False
+    return True
 
 
 @dataclass

@@ -12,24 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
-from tests.kernelclient import KernelSession, WidgetComm
+from tests.kernelclient import KernelSession, WidgetComm, find_k6_kernel, kernel_available
 
 ROOT = Path(__file__).resolve().parents[2]
-K6_DIR = ROOT / ".jupyter-k6"
-if K6_DIR.exists():
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(K6_DIR), os.environ.get("JUPYTER_PATH")]))
+find_k6_kernel(ROOT)
 
 KERNELS = ["python3", "agentcell-k6"]
-
-
-def kernel_available(name: str) -> bool:
-    try:
-        KernelSpecManager().get_kernel_spec(name)
-    except NoSuchKernel:
-        return False
-    return True
 
 
 def kernel_env() -> dict[str, str]:

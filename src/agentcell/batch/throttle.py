@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelHTTPError
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.models.wrapper import WrapperModel
-from pydantic_ai.settings import ModelSettings
+from pydantic_ai.models import Model, StreamedResponse
 
+from ..providers.around import AroundModel
 from ..providers.retry import RetryingModel, RetryPolicy, retry_after
 
 
@@ -102,55 +98,22 @@ def span(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-class GatedModel(WrapperModel):
+class GatedModel(AroundModel[None]):
     """Wait for the batch's throttle before each request; report each 429 to it, then re-raise."""
 
     def __init__(self, wrapped: Model, throttle: Throttle) -> None:
         super().__init__(wrapped)
         self.throttle = throttle
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
+    async def _before(self, *, streamed: bool) -> None:
         await self.throttle.ready()
-        try:
-            response = await self.wrapped.request(messages, model_settings, model_request_parameters)
-        except ModelHTTPError as exc:
-            self._seen(exc)
-            raise
-        self.throttle.succeeded()
-        return response
 
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncIterator[StreamedResponse]:
-        await self.throttle.ready()
-        opened = self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context)
-        try:
-            stream = await opened.__aenter__()
-        except ModelHTTPError as exc:
-            self._seen(exc)
-            raise
-        self.throttle.succeeded()
-        try:
-            yield stream
-        except BaseException as exc:
-            if not await opened.__aexit__(type(exc), exc, exc.__traceback__):
-                raise
-        else:
-            await opened.__aexit__(None, None, None)
-
-    def _seen(self, exc: ModelHTTPError) -> None:
+    def _refused(self, exc: ModelHTTPError) -> None:
         if exc.status_code == 429:
             self.throttle.rate_limited(retry_after(exc))
+
+    def _opened(self, ticket: None, stream: StreamedResponse | None) -> None:
+        self.throttle.succeeded()
 
 
 def gated(model: Model, throttle: Throttle) -> Model:

@@ -189,20 +189,8 @@ class SlotCalls:
             self._calls -= 1
             self._deferred[call_id] = (name, step)
             raise
-        self._state.emit(
-            ToolCompleted(
-                run_id=self._state.run_id,
-                slot=self._slot,
-                call_id=call_id,
-                tool_name=name,
-                ok=outcome.ok,
-                result=outcome.text,
-                error=None if outcome.ok else outcome.text,
-                was_cached=cached,
-                elapsed_ms=(time.monotonic() - started) * 1000,
-                round=step,
-            )
-        )
+        elapsed_ms = (time.monotonic() - started) * 1000
+        self._completed(call_id, name, step, ok=outcome.ok, text=outcome.text, was_cached=cached, elapsed_ms=elapsed_ms)
         if outcome.media:
             await announce(self._state, self._slot, outcome.media, call_id=call_id, round=step)
         if outcome.replaced:
@@ -222,18 +210,27 @@ class SlotCalls:
             if shown is None or not isinstance(answer, ToolDenied):
                 continue
             name, step = shown
-            self._state.emit(
-                ToolCompleted(
-                    run_id=self._state.run_id,
-                    slot=self._slot,
-                    call_id=call_id,
-                    tool_name=name,
-                    ok=False,
-                    result=answer.message,
-                    error=answer.message,
-                    round=step,
-                )
+            self._completed(call_id, name, step, ok=False, text=answer.message)
+
+    def _completed(
+        self, call_id: str, name: str, step: int, *, ok: bool, text: str, was_cached: bool = False,
+        elapsed_ms: float = 0.0,
+    ) -> None:
+        """The call ended: `text` is what the model reads, and its error as well when the call failed."""
+        self._state.emit(
+            ToolCompleted(
+                run_id=self._state.run_id,
+                slot=self._slot,
+                call_id=call_id,
+                tool_name=name,
+                ok=ok,
+                result=text,
+                error=None if ok else text,
+                was_cached=was_cached,
+                elapsed_ms=elapsed_ms,
+                round=step,
             )
+        )
 
     async def _run(
         self, name: str, args: dict[str, Any], policy: ToolPolicy, run: Callable[[], Awaitable[Any]]

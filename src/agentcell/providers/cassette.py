@@ -49,11 +49,11 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from ..errors import ModelConfigError, ReplayDivergence
 from ..formats.media_refs import is_media_item, media_key
+from .around import AroundModel
 from .hooks import current_scope
 
 CASSETTE_VERSION = 1
@@ -150,7 +150,7 @@ def sent_parts(messages: list[ModelMessage]) -> list[dict[str, str]]:
     return out
 
 
-class RecordingModel(WrapperModel):
+class RecordingModel(AroundModel[None]):
     """Pass requests to the wrapped model and write each successful response to a cassette."""
 
     def __init__(self, wrapped: Model, path: str | os.PathLike[str], *, name: str | None = None) -> None:
@@ -159,31 +159,11 @@ class RecordingModel(WrapperModel):
         self.cassette = Cassette(model=name or f"{wrapped.system}:{wrapped.model_name}")
         self._counts: dict[str, int] = {}
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
-        self._record(messages, response)
-        return response
+    async def _before(self, *, streamed: bool) -> None:
+        return None
 
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        async with self.wrapped.request_stream(
-            messages, model_settings, model_request_parameters, run_context
-        ) as stream:
-            yield stream
-        self._record(messages, stream.get())  # only a response that streamed to its end is kept
-
-    def _record(self, messages: list[ModelMessage], response: ModelResponse) -> None:
+    def _answered(self, messages: list[ModelMessage], response: ModelResponse) -> None:
+        """Record the response (a stream's only once it has streamed to its end)."""
         slot = current_scope().slot or NO_SLOT
         self._counts[slot] = self._counts.get(slot, 0) + 1
         self.cassette.interactions.append(

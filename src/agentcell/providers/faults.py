@@ -17,19 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelConnectionError, ModelHTTPError
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.models.wrapper import WrapperModel
-from pydantic_ai.settings import ModelSettings
+from pydantic_ai.models import Model, StreamedResponse
 
 from ..errors import AgentcellError
+from .around import AroundModel
 from .retry import RetryingModel
 
 FaultKind = Literal["error", "timeout", "wrong-type", "slow", "429", "500", "drop"]
@@ -124,7 +120,7 @@ class FaultBook:
         return self._faults
 
 
-class FaultyModel(WrapperModel):
+class FaultyModel(AroundModel[Fault | None]):
     """The run's model with its injected faults, wrapped *inside* a `RetryingModel` (see `with_faults`)."""
 
     def __init__(self, wrapped: Model, book: FaultBook) -> None:
@@ -133,32 +129,15 @@ class FaultyModel(WrapperModel):
         self._profile = None
         self.book = book
 
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
+    async def _before(self, *, streamed: bool) -> Fault | None:
         fault = self.book.take("model")
-        if fault is not None and fault.fault != "slow":
-            raise self._error(fault)
-        return await self.wrapped.request(messages, model_settings, model_request_parameters)
+        if fault is not None and fault.fault != "slow" and (fault.fault != "drop" or not streamed):
+            raise self._error(fault)  # before any byte: the retry path (a whole response cannot break mid-way)
+        return fault
 
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncGenerator[StreamedResponse]:
-        fault = self.book.take("model")
-        if fault is not None and fault.fault in ("429", "500"):
-            raise self._error(fault)  # before any byte: the retry path
-        async with self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context) as s:
-            if fault is not None:
-                _disturb(s, fault, self.wrapped.model_name)
-            yield s
+    def _opened(self, ticket: Fault | None, stream: StreamedResponse | None) -> None:
+        if ticket is not None and stream is not None:
+            _disturb(stream, ticket, self.wrapped.model_name)
 
     def _error(self, fault: Fault) -> ModelHTTPError:
         name = self.wrapped.model_name

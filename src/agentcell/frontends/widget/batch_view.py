@@ -347,15 +347,9 @@ class BatchWidget(anywidget.AnyWidget):
         return self.batch.done
 
     def _update_static(self) -> None:
-        if self.display_id is None:
-            return
-        from IPython.display import update_display
+        from .saved_outputs import update_saved
 
-        try:
-            update_display(static_bundle(self.batch), raw=True,  # type: ignore[no-untyped-call]
-                           display_id=self.display_id)
-        except Exception as exc:  # no display publisher (plain Python): the live view shows the end
-            self.log.debug("agentcell: could not update the batch output: %s", exc)
+        update_saved(self.display_id, lambda: static_bundle(self.batch), log=self.log, what="batch output")
 
     def __repr__(self) -> str:
         return f"<BatchWidget status={self.status!r} rows={len(self.batch.rows)}>"

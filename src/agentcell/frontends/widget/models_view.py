@@ -140,15 +140,9 @@ class ModelsWidget(anywidget.AnyWidget):
         return self.compared.done
 
     def _update_static(self) -> None:
-        if self.display_id is None:
-            return
-        from IPython.display import update_display
+        from .saved_outputs import update_saved
 
-        try:
-            update_display(static_bundle(self.compared), raw=True,  # type: ignore[no-untyped-call]
-                           display_id=self.display_id)
-        except Exception as exc:  # no display publisher (plain Python): the live view shows the end
-            self.log.debug("agentcell: could not update the models' output: %s", exc)
+        update_saved(self.display_id, lambda: static_bundle(self.compared), log=self.log, what="models' output")
 
     def __repr__(self) -> str:
         return f"<ModelsWidget models={list(self.compared.models)} status={_status(self.compared)!r}>"

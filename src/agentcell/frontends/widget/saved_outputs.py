@@ -25,8 +25,10 @@ shell's to the main shell's next cell.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any, Protocol
 
 
@@ -85,3 +87,19 @@ def saved_outputs(shell: Any) -> SavedOutputs | None:
         shell.events.register("pre_run_cell", keeper.at_cell_boundary)
         shell.events.register("post_run_cell", keeper.at_cell_boundary)
     return keeper
+
+
+def update_saved(display_id: str | None, bundle: Callable[[], dict[str, str]], *, log: logging.Logger,
+                 what: str) -> None:
+    """Replace a shown view's static output (`display_id`; `None` until shown) with `bundle()`, HTML and text.
+
+    Where there is no display publisher (plain Python) the failure is only logged, naming `what` was not
+    updated: the live view shows the end."""
+    if display_id is None:
+        return
+    from IPython.display import update_display
+
+    try:
+        update_display(bundle(), raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        log.debug("agentcell: could not update the %s: %s", what, exc)
