@@ -9,6 +9,7 @@ with `-o`. `--record` / `--replay` give each model its own cassette.
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -103,6 +104,7 @@ def launch_compared_batch(
         columns = []
         for name, batch in compared.batches.items():
             batch.view = BatchWidget(batch)
+            batch.view.retried.append(functools.partial(compared.adopt, name))  # the models' table follows a retry
             columns.append(w.VBox([w.HTML(f"<strong>{html.escape(name)}</strong>"), batch.view],
                                   layout=w.Layout(flex="1 1 0", min_width="24em", margin="0 4px")))
         display(w.HBox(columns, layout=w.Layout(flex_flow="row wrap")))  # type: ignore[no-untyped-call]
