@@ -161,8 +161,7 @@ class BatchWidget(anywidget.AnyWidget):
         self._last_flush = 0.0
         self._loop = batch.loop
         self.display_id: str | None = None
-        self.retried: list[Callable[[Batch], None]] = []
-        """Called with the new batch when "Retry failed rows" starts one (a comparison adopts it)."""
+        self.retried: list[Callable[[Batch], None]] = []  # get the batch a retry starts (a comparison adopts it)
         batch.watch(self._on_row)
         batch.task.add_done_callback(lambda _t: self._ended())
         self.on_msg(self._on_frontend_msg)
