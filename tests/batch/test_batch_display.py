@@ -11,7 +11,7 @@ import pytest
 
 from agentcell.batch import compare, map
 
-from .test_models_scores import RIGHT_A, RIGHT_B, TEMPLATE, ip, rows, scripted
+from .test_models_scores import TEMPLATE, ip
 
 pytestmark = pytest.mark.anyio
 __all__ = ["ip"]  # the shell fixture, shared
