@@ -34,17 +34,28 @@ def test_a_batch_as_a_cells_value_shows_its_widget_and_saves_a_summary(kernel: K
     outputs = [m["content"]["data"] for m in kernel.outputs[msg_id]]
     assert any("application/vnd.jupyter.widget-view+json" in data for data in outputs)
     assert not any(data.get("text/plain", "").startswith("<agentcell batch") for data in outputs)  # not the repr
-    (twin,) = [m["content"]["transient"]["display_id"] for m in kernel.outputs[msg_id]
-               if "agentcell-static" in m["content"]["data"].get("text/html", "")]
-
-    def saved() -> list[str]:
-        return [m["content"]["data"]["text/plain"] for m in kernel.display_updates
-                if m["content"].get("transient", {}).get("display_id") == twin]
-
-    kernel.wait_until(lambda: any("; completed" in text for text in saved()), what="the saved summary")
-    head = next(text for text in saved() if "; completed" in text).splitlines()[0]
+    twin = _twin(kernel, msg_id)
+    kernel.wait_until(lambda: any("; completed" in text for _, text in _saved(kernel, twin)), what="the saved summary")
+    head = next(text for _, text in _saved(kernel, twin) if "; completed" in text).splitlines()[0]
     assert head == ("agentcell batch: 30 rows (30 completed); completed; 20/30 passed (66.7%); 10 failed; "
                     "mean answer:equals 0.667")
+
+    again = kernel.execute("batch")  # shown again once it ended: its saved table comes at once, under that cell
+    kernel.wait_until(lambda: again in kernel.idle, what="the second cell's outputs")
+    assert {text.splitlines()[0] for parent, text in _saved(kernel, _twin(kernel, again)) if parent == again} == {head}
+
+
+def _twin(kernel: KernelSession, cell: str) -> str:
+    """The display id of the static twin the cell `cell` displayed."""
+    (twin,) = [m["content"]["transient"]["display_id"] for m in kernel.outputs[cell]
+               if "agentcell-static" in m["content"]["data"].get("text/html", "")]
+    return str(twin)
+
+
+def _saved(kernel: KernelSession, twin: str) -> list[tuple[str, str]]:
+    """The updates of a static twin: (the cell they came under, their text) each."""
+    return [(m["parent_header"].get("msg_id", ""), m["content"]["data"]["text/plain"]) for m in kernel.display_updates
+            if m["content"].get("transient", {}).get("display_id") == twin]
 
 
 def test_a_comparison_over_rows_as_a_cells_value_shows_the_models_table(kernel: KernelSession) -> None:
