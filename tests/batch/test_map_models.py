@@ -63,3 +63,16 @@ async def test_what_models_cannot_take_is_one_sentence(keywords: dict[str, Any],
     with pytest.raises(AgentcellError) as caught:
         map(TEMPLATE, rows(2), journal=False, **keywords)
     assert str(caught.value) == sentence
+
+
+async def test_resume_gives_each_model_its_own_rows_only(tmp_path: Any) -> None:
+    """Every model's batch journals its rows apart: a resumed comparison never scores one model on another's answers
+    (they once shared the template's manifest, and a model right on no row was resumed to the other's pass rate)."""
+    first = await map(TEMPLATE, rows(6), models=[scripted(RIGHT_A, "a")], expect={"answer": "gold"}, journal=tmp_path)
+    assert first.summary()["a"]["passed"] == 4
+    wrong = scripted(set(), "b")  # right on no row
+    both = await map(TEMPLATE, rows(6), models=[scripted(RIGHT_A, "a"), wrong], expect={"answer": "gold"},
+                     journal=tmp_path, resume=True)
+    assert [r.resumed for r in both.results["a"].rows] == [True] * 6  # a's own rows, from its first batch
+    assert [r.resumed for r in both.results["b"].rows] == [False] * 6
+    assert {m: n["passed"] for m, n in both.summary().items()} == {"a": 4, "b": 0}

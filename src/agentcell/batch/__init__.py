@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from hashlib import sha256
 from typing import Any, Unpack, overload
 
 from ..errors import AgentcellError
@@ -120,8 +121,12 @@ def start_batch(
     expect: Mapping[str, str] | None = None,
     evaluators: Sequence[Any] | None = None,
     baseline: Any = None,
+    journal_tag: str | None = None,
 ) -> Batch:
-    """`map` with its options as values (what the magic calls): check everything, then start the batch."""
+    """`map` with its options as values (what the magic calls): check everything, then start the batch.
+
+    `journal_tag` names the batch's journal beside its template (a comparison's model): batches over the same
+    template with different tags never share a manifest, so `resume` never gives one model another's answers."""
     from ..engine.toolbox import build_registry, check_toolsets
     from ..providers.models import resolve_model
 
@@ -144,7 +149,8 @@ def start_batch(
     folder = journal_folder(options.journal)
     if settings.resume and folder is None:
         raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
-    path = manifest_path(compiled.sha256, folder if folder is not None else False)
+    identity = compiled.sha256 if journal_tag is None else _tagged(compiled.sha256, journal_tag)
+    path = manifest_path(identity, folder if folder is not None else False)
     # The rows' run journals go in a folder of their own beside the manifest (`batches/<template hash>/`), so the
     # retention rule counts the batch as one journal and never evicts the notebook's other runs (journal/store.py).
     options = replace(options, journal=path.with_suffix("") if path is not None else False)
@@ -179,6 +185,11 @@ def _check_models(models: Sequence[Any] | None, names: Sequence[str] | None, opt
     if baseline is not None:
         raise AgentcellError("baseline= compares a batch with an earlier one on one model; with models= the "
                              "models' scores are side by side already")
+
+
+def _tagged(template_sha256: str, tag: str) -> str:
+    """The journal identity of a tagged batch over the template (`start_batch`'s `journal_tag`)."""
+    return sha256(f"{template_sha256}\n{tag}".encode()).hexdigest()
 
 
 def _scorer(template: Template, expect: Mapping[str, str] | None, evaluators: Sequence[Any] | None) -> Scorer | None:

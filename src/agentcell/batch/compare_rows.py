@@ -169,7 +169,8 @@ def start_compared_batch(
         for entrant in entrants(models, names):
             try:
                 batches[entrant.name] = start_batch(template, over, replace(options, model=entrant.model), settings,
-                                                    max_rows=max_rows, expect=expect, evaluators=evaluators)
+                                                    max_rows=max_rows, expect=expect, evaluators=evaluators,
+                                                    journal_tag=f"model {entrant.name}")  # resume: each its own rows
             except BatchError:
                 raise  # the rows, the scoring or the settings: the same for every model, so not one model's fault
             except AgentcellError as exc:
