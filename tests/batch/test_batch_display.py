@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import agentcell
 from agentcell.batch import compare, map
 
 from .test_models_scores import TEMPLATE, ip
@@ -17,12 +18,32 @@ pytestmark = pytest.mark.anyio
 __all__ = ["ip"]  # the shell fixture, shared
 
 
-async def test_a_batch_as_a_cells_value_shows_its_live_widget(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+class _Kernel:
+    """What makes a shell a kernel's, to `batch_display.register`: its `kernel`."""
+
+
+@pytest.fixture
+def kernel_ip(ip: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The test shell as a notebook kernel's, agentcell loaded there (a terminal IPython registers no view)."""
+    monkeypatch.setattr(ip, "kernel", _Kernel(), raising=False)
+    agentcell.load_ipython_extension(ip)  # what `%load_ext agentcell` runs (idempotent): now in a kernel
+    return ip
+
+
+def test_a_terminal_ipython_keeps_the_repr(ip: Any) -> None:
+    from agentcell.batch import Batch
+
+    with pytest.raises(KeyError):  # `%load_ext agentcell` ran, but no widget renders here
+        ip.display_formatter.ipython_display_formatter.lookup_by_type(Batch)
+
+
+async def test_a_batch_as_a_cells_value_shows_its_live_widget(kernel_ip: Any,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     from agentcell.frontends.widget.batch_view import BatchWidget
 
-    ip.user_ns["map"] = map
-    ip.run_cell(f"batch = map({TEMPLATE!r}, qs, model=a, expect={{'answer': 'gold'}}, journal=False)\nbatch")
-    batch = ip.user_ns["batch"]
+    kernel_ip.user_ns["map"] = map
+    kernel_ip.run_cell(f"batch = map({TEMPLATE!r}, qs, model=a, expect={{'answer': 'gold'}}, journal=False)\nbatch")
+    batch = kernel_ip.user_ns["batch"]
     assert isinstance(batch.view, BatchWidget)  # the display hook made it; before, only the repr was printed
     shown = capsys.readouterr().out
     assert "<BatchWidget status='running' rows=30>" in shown and "<agentcell batch of 30 rows" not in shown
@@ -31,13 +52,13 @@ async def test_a_batch_as_a_cells_value_shows_its_live_widget(ip: Any, capsys: p
     assert batch.view.final["summary"]["line"].startswith("20/30 passed (66.7%)")
 
 
-async def test_a_comparison_over_rows_as_a_cells_value_shows_the_models_table(ip: Any) -> None:
+async def test_a_comparison_over_rows_as_a_cells_value_shows_the_models_table(kernel_ip: Any) -> None:
     from agentcell.frontends.widget.batch_view import BatchWidget
     from agentcell.frontends.widget.models_view import ModelsWidget
 
-    ip.user_ns["compare"] = compare
-    ip.run_cell(f"compare({TEMPLATE!r}, models=[a, b], over=qs, expect={{'answer': 'gold'}}, journal=False)")
-    compared = ip.user_ns["_"]
+    kernel_ip.user_ns["compare"] = compare
+    kernel_ip.run_cell(f"compare({TEMPLATE!r}, models=[a, b], over=qs, expect={{'answer': 'gold'}}, journal=False)")
+    compared = kernel_ip.user_ns["_"]
     assert isinstance(compared.view, ModelsWidget)
     assert all(isinstance(b.view, BatchWidget) for b in compared.batches.values())
     await compared
@@ -45,18 +66,14 @@ async def test_a_comparison_over_rows_as_a_cells_value_shows_the_models_table(ip
     assert [cells[1] for cells in compared.view.state["selection"]["body"]] == ["20/30 (66.7%)", "24/30 (80.0%)"]
 
 
-async def test_map_with_models_as_a_cells_value_shows_the_same_views(ip: Any) -> None:
+async def test_map_with_models_as_a_cells_value_shows_the_same_views(kernel_ip: Any) -> None:
     from agentcell.frontends.widget.models_view import ModelsWidget
 
-    ip.user_ns["map"] = map
-    ip.run_cell(f"map({TEMPLATE!r}, qs, models=[a, b], journal=False)")
-    compared = ip.user_ns["_"]
+    kernel_ip.user_ns["map"] = map
+    kernel_ip.run_cell(f"map({TEMPLATE!r}, qs, models=[a, b], journal=False)")
+    compared = kernel_ip.user_ns["_"]
     assert isinstance(compared.view, ModelsWidget)  # unscored too: the table is each model's rows side by side
     await compared
-
-
-class _Kernel:
-    """What `register_in_kernel` asks of a kernel's shell: its `kernel`."""
 
 
 def test_importing_agentcell_in_a_kernel_registers_the_views(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +81,6 @@ def test_importing_agentcell_in_a_kernel_registers_the_views(monkeypatch: pytest
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
-    import agentcell
     from agentcell.batch import Batch, ComparedBatch
     from agentcell.frontends.jupyter.batch_display import show_batch, show_compared
 

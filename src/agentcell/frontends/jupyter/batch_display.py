@@ -10,13 +10,13 @@ with IPython by the types' dotted names (`for_type_by_name`: no batch module is 
   per model) above each model's batch widget; a retry in one model's widget updates the table.
 
 Each view comes with its static twin, a plain output updated in place when the batch ends (and at each cell boundary,
-`saved_outputs.py`), whose `text/plain` starts with a one-line summary ("agentcell batch: 30 rows (20 completed,
-10 failed); completed; 18/30 passed ..."): what a headless runner (nbclient, papermill, nbconvert) saves, and what a
-notebook opened without a kernel shows.
+`saved_outputs.py`), whose `text/plain` starts with a one-line summary ("agentcell batch: 30 rows (30 completed);
+completed; 20/30 passed (66.7%); 10 failed ..."): what a headless runner (nbclient, papermill, nbconvert) saves,
+and what a notebook opened without a kernel shows.
 
-`register(shell)` runs at `%load_ext agentcell` and, in a notebook kernel, at `import agentcell`
-(`register_in_kernel`), so the Python API needs no magic. Outside a kernel nothing is registered: no widget renders
-there, and the repr says what the batch is.
+`register(shell)` runs at `%load_ext agentcell` and at `import agentcell` (`register_in_kernel`), so the Python API
+needs no magic. Only a kernel's shell is registered: a terminal IPython renders no widget, and there the repr says
+what the batch is.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ COMPARED = ("agentcell.batch.compare_rows", "ComparedBatch")
 
 
 def register(shell: Any) -> None:
-    """Show `Batch` and `ComparedBatch` values in `shell` with their live views (idempotent)."""
+    """Show `Batch` and `ComparedBatch` values in `shell` with their live views, if it is a kernel's (idempotent)."""
+    if getattr(shell, "kernel", None) is None:
+        return
     formatter = shell.display_formatter.ipython_display_formatter
     formatter.for_type_by_name(*BATCH, show_batch)
     formatter.for_type_by_name(*COMPARED, show_compared)
@@ -48,7 +50,7 @@ def register_in_kernel() -> None:
     from IPython import get_ipython
 
     shell = get_ipython()
-    if shell is not None and getattr(shell, "kernel", None) is not None:
+    if shell is not None:
         register(shell)
 
 
