@@ -176,6 +176,17 @@ if TYPE_CHECKING:
     from .tools import readonly, tool
 
 
+def _show_batches_in_notebooks() -> None:
+    """In a notebook kernel, a `map(...)` / `compare(..., over=rows)` batch shown as a cell's value is its live view,
+    without `%load_ext` (`frontends/jupyter/batch_display.py`; registers by name, imports nothing heavy)."""
+    from .frontends.jupyter.batch_display import register_in_kernel
+
+    register_in_kernel()
+
+
+_show_batches_in_notebooks()
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

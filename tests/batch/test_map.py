@@ -126,7 +126,8 @@ def test_map_takes_every_run_option_but_the_per_run_ones_then_the_batch_options(
     assert [p.name for p in params[:2]] == ["template", "rows"]
     per_run = {"history", "run_id", "resume_from", "cost_limit", "step", "predict"}  # one run's (or stepped by a person), not every row's
     fields = [f.name for f in dataclasses.fields(RunOptions) if f.name not in per_run]
-    batch = ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline"]
+    batch = ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline",
+             "models", "names"]
     assert [p.name for p in params[2:]] == fields + batch
     defaults = RunOptions()
     for p in params[2 : 2 + len(fields)]:

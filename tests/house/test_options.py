@@ -45,7 +45,9 @@ SURFACES: dict[str, tuple[Callable[..., Any], list[str], set[str]]] = {
     # The widget's Approve / Deny buttons answer approvals; `key` (which earlier run this one replaces) is the front's.
     "show": (handle.show, ["key"], {"approve"}),
     # Per row: a row is a run of its own, so one run's `history`, `run_id` and `resume_from` are not options here.
-    "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline"],
+    # `models=` (with `names=`): one batch per model, as `compare(..., over=rows)`.
+    "map": (batch.map, ["concurrency", "max_rows", "max_cost", "keep", "resume", "client", "expect", "evaluators", "baseline",
+                        "models", "names"],
             {"history", "run_id", "resume_from", "cost_limit", "step", "predict"}),
     # One run per model: `models=` takes the place of `model`; nobody steps several models' runs at once.
     "compare": (batch.compare, ["models", "names", "record", "replay", "over", "concurrency", "max_rows", "expect",
@@ -224,8 +226,9 @@ def test_a_misspelt_keyword_is_one_sentence_naming_it_and_its_close_match(name: 
     with pytest.raises(TypeError) as caught:
         _call(name, modle="test")
     short = name.rpartition(".")[2]
-    close = "models" if short == "compare" else "model"  # compare takes `models=` in the place of `model`
-    assert str(caught.value) == f"{short}() got an unexpected keyword argument 'modle'; did you mean {close!r}?"
+    # compare takes `models=` in the place of `model`; map takes both (one model, or one batch per model)
+    close = {"compare": "'models'", "map": "'model' or 'models'"}.get(short, "'model'")
+    assert str(caught.value) == f"{short}() got an unexpected keyword argument 'modle'; did you mean {close}?"
     takes = "context, tools, " if short == "compare" else "context, model, tools, "
     with pytest.raises(TypeError, match=rf"unexpected keyword argument 'zzz'; it takes {takes}"):
         _call(name, zzz=1)
@@ -264,7 +267,7 @@ def test_mypy_rejects_a_misspelt_or_mistyped_keyword_and_accepts_the_options(tmp
     """What IDEs and mypy read is the `Unpack[...]` annotation, not the runtime signature: check it with mypy.
 
     Uses the repository's mypy cache (warm after `scripts/test`'s own mypy step)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     code = (
         "import agentcell\n"
         "agentcell.complete('Hi [[a]]', modle='test')\n"
@@ -273,6 +276,8 @@ def test_mypy_rejects_a_misspelt_or_mistyped_keyword_and_accepts_the_options(tmp
         "agentcell.show('Hi [[a]]', approve=None)\n"
         "agentcell.complete('Hi [[a]]', model='test', context={'a': 1}, journal=False, on_halt='return')\n"
         "agentcell.map('Hi {{ item }} [[a]]', ['x'], model='test', concurrency=2, approve=None, now=None)\n"
+        "import agentcell.batch\n"  # `models=` gives the comparison's type, not one batch's
+        "one: agentcell.batch.Batch = agentcell.map('Hi {{ item }} [[a]]', ['x'], models=['a', 'b'])\n"
     )
     snippet = tmp_path / "calls.py"
     snippet.write_text(code)
@@ -282,9 +287,12 @@ def test_mypy_rejects_a_misspelt_or_mistyped_keyword_and_accepts_the_options(tmp
     errors = [line.split(": error: ")[1] for line in out.splitlines() if ": error: " in line]
     assert errors == [
         'Unexpected keyword argument "modle" for "complete"; did you mean "model"?  [call-arg]',
-        'Unexpected keyword argument "history" for "map"  [call-arg]',
+        'Unexpected keyword argument "history" for overloaded function "map"  [call-overload]',  # `models=` or not
+        'No overload variant of "map" matches argument types "str", "list[str]", "list[Never]"  [call-overload]',
         'Argument "approve_writes" to "stream" has incompatible type "str"; expected "bool"  [arg-type]',
         'Unexpected keyword argument "approve" for "show"  [call-arg]',
+        'Incompatible types in assignment (expression has type "ComparedBatch", variable has type "Batch")  '
+        '[assignment]',
     ]
 
 

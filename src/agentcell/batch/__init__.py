@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Unpack
+from hashlib import sha256
+from typing import Any, Unpack, overload
 
+from ..errors import AgentcellError
 from ..options import MapOptionsKwargs, RunOptions, option_keywords, options_for
 from ..template.program import Template
 from .compare import Comparison, compare, start_comparison
@@ -37,6 +39,21 @@ __all__ = ["Batch", "BatchError", "BatchOptions", "BatchResult", "ComparedBatch"
            "Row", "RowResult", "Score", "compare", "map", "start_batch", "start_compared_batch", "start_comparison"]
 
 
+@overload
+def map(template: Template | str, rows: Any, *, concurrency: int = 8, max_rows: int | None = None,
+        max_cost: float | None = None, keep: bool = False, resume: bool = False, client: Any = None,
+        expect: Mapping[str, str] | None = None, evaluators: Sequence[Any] | None = None, baseline: Any = None,
+        models: None = None, names: None = None, **options: Unpack[MapOptionsKwargs]) -> Batch: ...
+
+
+@overload
+def map(template: Template | str, rows: Any, *, concurrency: int = 8, max_rows: int | None = None,
+        max_cost: float | None = None, keep: bool = False, resume: bool = False, client: None = None,
+        expect: Mapping[str, str] | None = None, evaluators: Sequence[Any] | None = None, baseline: None = None,
+        models: Sequence[Any], names: Sequence[str] | None = None,
+        **options: Unpack[MapOptionsKwargs]) -> ComparedBatch: ...
+
+
 @option_keywords
 def map(
     template: Template | str,
@@ -51,8 +68,10 @@ def map(
     expect: Mapping[str, str] | None = None,
     evaluators: Sequence[Any] | None = None,
     baseline: Any = None,
+    models: Sequence[Any] | None = None,
+    names: Sequence[str] | None = None,
     **options: Unpack[MapOptionsKwargs],
-) -> Batch:
+) -> Batch | ComparedBatch:
     """Run `template` once per row of `rows`, `concurrency` rows at a time; returns the `Batch` at once.
 
     `rows` is a pandas DataFrame, a list of dicts, a list of strings (`{{ item }}`) or a glob of files
@@ -69,6 +88,11 @@ def map(
     finishes; `BatchResult.summary()`, `.to_pandas()` and `.report()` show the scores. `baseline` (an
     earlier `BatchResult` or `Batch` over the same rows) is what `BatchResult.comparison` compares with.
 
+    `models=[A, B]` (instead of `model=`) runs the batch once per model over the same rows, as
+    `compare(template, models=[A, B], over=rows)` does, and returns its `ComparedBatch` (awaited: a
+    `ComparedBatchResult`; `names` renames the models). `models=` always gives a `ComparedBatch`, even with one
+    model, so code written for several models runs unchanged on one. Not with `client` or `baseline`.
+
     `async for row in batch` gives each `RowResult` as it finishes; `await batch` the `BatchResult`;
     `batch.cancel()` stops everything.
 
@@ -77,6 +101,11 @@ def map(
     """
     chosen = options_for(map, options)
     settings = BatchOptions(concurrency=concurrency, max_cost=max_cost, keep=keep, resume=resume)
+    if models is not None or names is not None:
+        _check_models(models, names, options, client=client, baseline=baseline)
+        assert models is not None
+        return start_compared_batch(template, models, rows, chosen, settings, names=names, max_rows=max_rows,
+                                    expect=expect, evaluators=evaluators)
     return start_batch(template, rows, chosen, settings, max_rows=max_rows, client=client, expect=expect,
                        evaluators=evaluators, baseline=baseline)
 
@@ -92,8 +121,12 @@ def start_batch(
     expect: Mapping[str, str] | None = None,
     evaluators: Sequence[Any] | None = None,
     baseline: Any = None,
+    journal_tag: str | None = None,
 ) -> Batch:
-    """`map` with its options as values (what the magic calls): check everything, then start the batch."""
+    """`map` with its options as values (what the magic calls): check everything, then start the batch.
+
+    `journal_tag` names the batch's journal beside its template (a comparison's model): batches over the same
+    template with different tags never share a manifest, so `resume` never gives one model another's answers."""
     from ..engine.toolbox import build_registry, check_toolsets
     from ..providers.models import resolve_model
 
@@ -116,7 +149,8 @@ def start_batch(
     folder = journal_folder(options.journal)
     if settings.resume and folder is None:
         raise BatchError("resume needs the journal, which is off here (journal=False or AGENTCELL_JOURNAL=off)")
-    path = manifest_path(compiled.sha256, folder if folder is not None else False)
+    identity = compiled.sha256 if journal_tag is None else _tagged(compiled.sha256, journal_tag)
+    path = manifest_path(identity, folder if folder is not None else False)
     # The rows' run journals go in a folder of their own beside the manifest (`batches/<template hash>/`), so the
     # retention rule counts the batch as one journal and never evicts the notebook's other runs (journal/store.py).
     options = replace(options, journal=path.with_suffix("") if path is not None else False)
@@ -134,6 +168,28 @@ def start_batch(
                   baseline=earlier)
     batch.owned_model = shared if resolved.owned and shared is not resolved.model else None
     return batch
+
+
+def _check_models(models: Sequence[Any] | None, names: Sequence[str] | None, options: Mapping[str, object], *,
+                  client: Any, baseline: Any) -> None:
+    """`map(models=...)`'s keywords that one batch per model cannot take, each refused in one sentence."""
+    if models is None:
+        raise AgentcellError("names= names the models of models=[...]; pass models= too (or drop names=)")
+    if "model" in options:
+        raise AgentcellError("pass model= for one model or models=[...] for several, not both")
+    if isinstance(models, str) or not isinstance(models, Sequence):
+        raise AgentcellError(f"models= takes a list of models (['offline', 'openai:gpt-4o-mini']), "
+                             f"got {type(models).__name__}")
+    if client is not None:
+        raise AgentcellError("client= runs one batch on Dask; with models= each model's batch runs in this kernel")
+    if baseline is not None:
+        raise AgentcellError("baseline= compares a batch with an earlier one on one model; with models= the "
+                             "models' scores are side by side already")
+
+
+def _tagged(template_sha256: str, tag: str) -> str:
+    """The journal identity of a tagged batch over the template (`start_batch`'s `journal_tag`)."""
+    return sha256(f"{template_sha256}\n{tag}".encode()).hexdigest()
 
 
 def _scorer(template: Template, expect: Mapping[str, str] | None, evaluators: Sequence[Any] | None) -> Scorer | None:

@@ -11,7 +11,7 @@ side by side, `report()` one pydantic-evals `EvaluationReport` per model.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -92,6 +92,7 @@ class ComparedBatch:
         self.models = tuple(self.batches)
         self.view: Any = None
         """The scored models' side-by-side widget, when a notebook shows one (`ModelsWidget`)."""
+        self._adopters: list[Callable[[str, Batch], None]] = []
 
     @property
     def run_id(self) -> str:
@@ -116,6 +117,20 @@ class ComparedBatch:
         for name, batch in self.batches.items():
             if model is None or name == model:
                 batch.cancel()
+
+    def adopt(self, model: str, batch: Batch) -> None:
+        """`batch` stands for `model` from now on: a retry of that model's batch (`Batch.retry`, its widget's
+        "Retry failed rows") over the same rows. The result, `await` and whoever follows `on_adopt` (the models'
+        view: pass rate, cost, latency) read the retried rows."""
+        if model not in self.batches:
+            raise AgentcellError(f"no model {model!r} in this comparison (its models: {', '.join(self.models)})")
+        self.batches[model] = batch
+        for fn in self._adopters:
+            fn(model, batch)
+
+    def on_adopt(self, fn: Callable[[str, Batch], None]) -> None:
+        """Call `fn(model, batch)` when a model's batch is replaced by its retry (`adopt`)."""
+        self._adopters.append(fn)
 
     def supersede(self) -> None:
         for batch in self.batches.values():
@@ -154,7 +169,8 @@ def start_compared_batch(
         for entrant in entrants(models, names):
             try:
                 batches[entrant.name] = start_batch(template, over, replace(options, model=entrant.model), settings,
-                                                    max_rows=max_rows, expect=expect, evaluators=evaluators)
+                                                    max_rows=max_rows, expect=expect, evaluators=evaluators,
+                                                    journal_tag=f"model {entrant.name}")  # resume: each its own rows
             except BatchError:
                 raise  # the rows, the scoring or the settings: the same for every model, so not one model's fault
             except AgentcellError as exc:

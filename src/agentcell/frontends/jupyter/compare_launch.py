@@ -9,7 +9,6 @@ with `-o`. `--record` / `--replay` give each model its own cassette.
 from __future__ import annotations
 
 import asyncio
-import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -90,22 +89,9 @@ def launch_compared_batch(
         if registry is not None:
             registry.add(batch, place=spec.key, generation=generation)
     if not spec.quiet:
-        import ipywidgets as w  # type: ignore[import-untyped]
-        from IPython.display import display
+        from .batch_display import show_compared
 
-        from ..widget.batch_view import BatchWidget
-
-        if scoring:
-            from ..widget.models_view import ModelsWidget
-
-            compared.view = ModelsWidget(compared)
-            compared.view.show()
-        columns = []
-        for name, batch in compared.batches.items():
-            batch.view = BatchWidget(batch)
-            columns.append(w.VBox([w.HTML(f"<strong>{html.escape(name)}</strong>"), batch.view],
-                                  layout=w.Layout(flex="1 1 0", min_width="24em", margin="0 4px")))
-        display(w.HBox(columns, layout=w.Layout(flex_flow="row wrap")))  # type: ignore[no-untyped-call]
+        show_compared(compared, table=bool(scoring))
     return compared
 
 

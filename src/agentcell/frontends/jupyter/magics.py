@@ -362,13 +362,14 @@ def _numbered_as_in_the_cell(exc: TemplateSyntaxError, line: str) -> TemplateSyn
 
 def load(ipython: Any) -> None:
     """Register the magics and the `--wait` input transformer (idempotent)."""
-    from . import export_wait
+    from . import batch_display, export_wait
     from .blocking import install_transformer
 
     if "AgentMagics" not in ipython.magics_manager.registry:
         ipython.register_magics(AgentMagics)
     install_transformer(ipython)
     export_wait.install(ipython)
+    batch_display.register(ipython)  # `agentcell.map(...)` as a cell's value: its live view
 
 
 def unload(ipython: Any) -> None:

@@ -21,7 +21,7 @@ import pathlib
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anywidget
@@ -161,6 +161,7 @@ class BatchWidget(anywidget.AnyWidget):
         self._last_flush = 0.0
         self._loop = batch.loop
         self.display_id: str | None = None
+        self.retried: list[Callable[[Batch], None]] = []  # get the batch a retry starts (a comparison adopts it)
         batch.watch(self._on_row)
         batch.task.add_done_callback(lambda _t: self._ended())
         self.on_msg(self._on_frontend_msg)
@@ -301,6 +302,8 @@ class BatchWidget(anywidget.AnyWidget):
         batch.watch(self._on_row)
         batch.task.add_done_callback(lambda _t: self._ended())
         self._schedule()
+        for fn in self.retried:
+            fn(batch)
 
     def _row_message(self, content: dict[str, Any]) -> None:
         index, msg = content.get("index"), content.get("msg") or {}

@@ -21,6 +21,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ...batch import Batch
 from ...batch.by_model import evaluator_columns, selection, selection_cells
 from ...batch.compare_rows import ComparedBatch
 from ...batch.results import RowResult
@@ -99,8 +100,17 @@ class ModelsWidget(anywidget.AnyWidget):
         self._pending: asyncio.TimerHandle | None = None
         self.state = models_state(compared)
         for batch in compared.batches.values():
-            batch.watch(lambda _row: self._schedule())
-            batch.task.add_done_callback(lambda _t: self._ended())
+            self._follow(batch)
+        compared.on_adopt(lambda _model, batch: self._retried(batch))
+
+    def _follow(self, batch: Batch) -> None:
+        batch.watch(lambda _row: self._schedule())
+        batch.task.add_done_callback(lambda _t: self._ended())
+
+    def _retried(self, batch: Batch) -> None:
+        """A model's batch was retried (its widget's "Retry failed rows"): its rows feed the table from now on."""
+        self._follow(batch)
+        self.flush()
 
     def _schedule(self) -> None:
         if self._pending is None:
