@@ -24,8 +24,12 @@ class _Kernel:
 
 @pytest.fixture
 def kernel_ip(ip: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The test shell as a notebook kernel's, agentcell loaded there (a terminal IPython registers no view)."""
+    """The test shell as a notebook kernel's, agentcell loaded there (a terminal IPython registers no view); the
+    process's one shell, as a kernel's is (`display()` shows through that one, whichever test made one before)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
     monkeypatch.setattr(ip, "kernel", _Kernel(), raising=False)
+    monkeypatch.setattr(InteractiveShell, "_instance", ip)
     agentcell.load_ipython_extension(ip)  # what `%load_ext agentcell` runs (idempotent): now in a kernel
     return ip
 
@@ -47,7 +51,7 @@ async def test_a_batch_as_a_cells_value_shows_its_live_widget(kernel_ip: Any,
     assert isinstance(batch.view, BatchWidget)  # the display hook made it; before, only the repr was printed
     shown = capsys.readouterr().out
     assert "<BatchWidget status='running' rows=30>" in shown and "<agentcell batch of 30 rows" not in shown
-    assert "agentcell-static" in shown  # the static twin a saved notebook keeps
+    assert "\nagentcell batch: 30 rows (30 pending); running (so far)" in shown  # the static twin a save keeps
     await batch.task  # the view's done callback came first
     assert batch.view.final["summary"]["line"].startswith("20/30 passed (66.7%)")
 
