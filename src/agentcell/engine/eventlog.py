@@ -137,7 +137,8 @@ class _Events(Sequence[Event]):
 
     def append(self, event: Event) -> None:
         items = self._items
-        if isinstance(event, TokenDelta | ThinkingDelta):
+        kind = type(event)
+        if kind is TokenDelta or kind is ThinkingDelta:
             last = items[-1] if items else None
             if isinstance(last, _Deltas) and last.same(event):
                 last.add(event.text)
@@ -251,8 +252,9 @@ class EventLog:
 
     def append(self, event: Event, converted: Converted | None = None) -> None:
         """Add `event` (with its wire conversion when the caller made it: the run's sink does, to check it)."""
-        index = len(self.events)
-        self.events.append(event)
+        events = self.events
+        index = events._count  # `len(events)`, without the call per event
+        events.append(event)
         self._times.append(time.monotonic() - self.t0)
         kind = type(event)
         if kind is not TokenDelta and kind is not ThinkingDelta:
@@ -260,8 +262,9 @@ class EventLog:
             kept[index] = converted if converted is not None else wire_fields(event)
             if len(kept) > self.KEEP_CONVERTED:
                 del kept[next(iter(kept))]
-        for listener in self._listeners:
-            listener(event)
+        if self._listeners:
+            for listener in self._listeners:
+                listener(event)
         wake = self._wake
         if wake is not None:
             self._wake = None  # readers that wake and find nothing new wait on a fresh one
