@@ -3,6 +3,7 @@ as Jinja renders it: the same string, the same errors, the same media marks; any
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import jinja2
@@ -71,10 +72,8 @@ def test_a_value_whose_str_raises_raises_that() -> None:
 )
 def test_anything_else_keeps_jinja(source: str) -> None:
     text = first_text(source)
-    try:
+    with contextlib.suppress(Exception):  # only which way it took matters here
         text.render({"item": "x", "x": "y"})
-    except Exception:  # noqa: BLE001 — only which way it took matters here
-        pass
     assert text.plain == [None]
 
 

@@ -137,8 +137,7 @@ class _Events(Sequence[Event]):
 
     def append(self, event: Event) -> None:
         items = self._items
-        kind = type(event)
-        if kind is TokenDelta or kind is ThinkingDelta:
+        if type(event) is TokenDelta or type(event) is ThinkingDelta:
             last = items[-1] if items else None
             if isinstance(last, _Deltas) and last.same(event):
                 last.add(event.text)

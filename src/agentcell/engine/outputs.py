@@ -69,6 +69,11 @@ def plan(spec: SlotSpec, options: SlotOptions, *, now: dt.datetime, seen: str = 
     return Output(type=model, streams_text=False, value=_converter(spec, answer))
 
 
+def reads_seen(spec: SlotSpec) -> bool:
+    """Whether `plan` reads `seen` for a slot of `spec` (its kind has a rule on the text it was shown: `extract`)."""
+    return KINDS[spec.type].rule is not None
+
+
 def item_type(spec: SlotSpec, options: SlotOptions, *, now: dt.datetime, seen: str) -> Any:
     """The type of one answer (one item of a list slot)."""
     check = text_check(spec, options, seen) if KINDS[spec.type].streams_text else None

@@ -76,12 +76,13 @@ class _Setup:
         new = object.__new__(_Setup)
         for member in _MEMBERS:
             member.__set__(new, member.__get__(self))
-        _Setup.context.__set__(new, dict(context))  # type: ignore[attr-defined]
+        _CONTEXT.__set__(new, dict(context))
         return new
 
 
 _MEMBERS: tuple[Any, ...] = tuple(_Setup.__dict__[f.name] for f in fields(_Setup))
 """Each field's slot of `_Setup` (`with_context` copies through them)."""
+_CONTEXT: Any = _Setup.__dict__["context"]
 
 
 @option_keywords

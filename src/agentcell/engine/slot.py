@@ -43,7 +43,7 @@ from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .media import announce, check_model_reads, describing, prompt_media
 from .output_modes import chosen_mode, typed_output
-from .outputs import Check, Output, plan
+from .outputs import Check, Output, plan, reads_seen
 from .requests import SlotRequests
 from .slot_failure import failure_message
 from .slotmodel import SlotModel
@@ -94,7 +94,8 @@ async def run_slot(
     for this run of the slot (`summary[2]` in a loop; `spec.key` by default).
     """
     name = key or spec.key
-    output = plan(spec, rendered.options, now=state.reference_time, seen=visible_text(history, rendered))
+    seen = visible_text(history, rendered) if reads_seen(spec) else ""
+    output = plan(spec, rendered.options, now=state.reference_time, seen=seen)
     limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
