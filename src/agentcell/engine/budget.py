@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
+from ..formats.frozen import faster_init
 from ..options import HINT_STYLE
 from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits, format_cost
 
@@ -188,3 +189,6 @@ def spend_check(limit: float | None, spent: float) -> None:
     if limit is not None and spent >= limit:
         said = f"The run's cost limit of {format_cost(limit)} is reached ({format_cost(spent)} spent)"
         raise UsageLimitExceeded(said)
+
+
+faster_init(SlotBudget)  # one per slot run (`formats/frozen.py`)

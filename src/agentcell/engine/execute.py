@@ -233,6 +233,8 @@ class Executor(Flow):
 
     def namespace(self, *, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
         values = {**self._context, **self.results, **self.frame_values()}
+        if not exclude:
+            return values
         return {key: value for key, value in values.items() if key not in exclude}
 
     def _launch_guard(

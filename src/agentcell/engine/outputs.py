@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import Field, create_model
 
+from ..formats.frozen import faster_init
 from ..template.answers import Answer, Asked, Check, DateRule, HaltVerdict
 from ..template.kinds import KINDS
 from ..template.program import SlotOptions, SlotSpec
@@ -122,3 +123,6 @@ def _converter(spec: SlotSpec, answer: Answer) -> Callable[[Any], Any]:
     if spec.quantifier is not None:
         return lambda output: [plain(item) for item in output.response]
     return lambda output: plain(output.response)
+
+
+faster_init(Output)  # one per slot run (`formats/frozen.py`)

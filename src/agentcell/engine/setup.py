@@ -209,8 +209,7 @@ def _launch(
     sink = Sink(log, run_id)
     notes = list(setup.notes)
     sink.journal = _open_journal(run_id, setup.options.journal, segment, notes)
-    if len(notes) > len(setup.notes):
-        setup = replace(setup, notes=tuple(notes))
+    setup = replace(setup, notes=tuple(notes)) if len(notes) > len(setup.notes) else setup  # a journal's note
     options = setup.options
     state = RunState(
         run_id=run_id,

@@ -24,6 +24,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
+from ..formats.frozen import faster_init
 from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
 from ..providers.known_secrets import model_secrets
@@ -364,3 +365,6 @@ def _fail(
             partial=partial if keep_partial else "",
         )
     )
+
+
+faster_init(SlotOutcome, _AgentCall)  # one each per slot run (`formats/frozen.py`)

@@ -390,4 +390,4 @@ Event: TypeAlias = (
 """Every event a run can yield."""
 
 
-faster_init(*get_args(Event))  # ~12 events per batch row: each field set through its slot (`formats/frozen.py`)
+faster_init(SlotInfo, *get_args(Event))  # ~12 per batch row: fields set through their slots (`formats/frozen.py`)
