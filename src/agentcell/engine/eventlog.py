@@ -236,7 +236,8 @@ class EventLog:
 
     def __init__(self, transcript: Transcript | None = None) -> None:
         self.events = _Events()
-        self._transcript = transcript if transcript is not None else Transcript()
+        self._transcript = transcript
+        """Made at its first reading (a batch row's run is never looked at while it runs)."""
         self._times = array("d")
         """Seconds since the log began, per event."""
         self._reduced = 0
@@ -280,14 +281,16 @@ class EventLog:
     @property
     def transcript(self) -> Transcript:
         """The run's transcript with every event so far reduced into it."""
+        if self._transcript is None:
+            self._transcript = Transcript()
         if self._reduced < len(self.events):
-            self._reduce()
+            self._reduce(self._transcript)
         return self._transcript
 
-    def _reduce(self) -> None:
+    def _reduce(self, transcript: Transcript) -> None:
         start, end = self._reduced, len(self.events)
         self._reduced = end
-        apply, times, converted = self._transcript.apply_event, self._times, self._converted
+        apply, times, converted = transcript.apply_event, self._times, self._converted
         self._converted = {}
         for index, event in zip(range(start, end), self.events.iter_from(start), strict=False):
             apply(event, t=round(times[index], 3), converted=converted.get(index))

@@ -162,10 +162,10 @@ def _clipped(item: dict[str, Any]) -> dict[str, Any]:
 
 def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
     """`messages` as pydantic-ai's own JSON, each part's long `content` clipped like the OpenAI shape."""
-    out = []
     # An image travels to the views once, as a `MediaAdded` thumbnail; here it is named by its digest.
-    for message in ModelMessagesTypeAdapter.dump_python(hollow_messages(messages), mode="json"):
-        out.append({**message, "parts": [_clipped(part) for part in message.get("parts", [])]})
+    out = ModelMessagesTypeAdapter.dump_python(hollow_messages(messages), mode="json")
+    for message in out:  # the dump's own fresh dicts: clipped in place, not copied
+        message["parts"] = [_clipped(part) for part in message.get("parts", [])]
     return tuple(out)
 
 

@@ -101,6 +101,7 @@ async def run_slot(
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
     attempts = _Attempts(state, spec, rendered, history, stream, output)
+    result: AgentRunResult[Any] | None = None
     try:
         result = await attempts.run(tuple(resume))
     except UsageLimitExceeded as exc:
@@ -126,7 +127,8 @@ async def run_slot(
         _fail(state, stream, attempts.call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
-        state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
+        if result is None:  # kept whatever way the slot ends (a finished slot's just below)
+            state.transcript[name] = stream.new_messages()
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
     value, _ = scrub(output.value(result.output))  # valid UTF-8 for every view (the deltas were warned about)
@@ -212,8 +214,9 @@ class _Attempts:
             first = self.call is None
             self.call = _agent_call(self.state, self.spec, self.rendered, self.history, self.stream, resume,
                                     self.output, previous=self.call)
-            if first:  # the prompt's images, once per slot, before its first request (`media.py`)
-                await announce(self.state, self.stream.slot, prompt_media(self.rendered.turns))
+            media = prompt_media(self.rendered.turns) if first else ()
+            if media:  # the prompt's images, once per slot, before its first request (`media.py`)
+                await announce(self.state, self.stream.slot, media)
             try:
                 return await self.call.run()
             except AnswerProblem as problem:

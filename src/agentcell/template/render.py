@@ -109,6 +109,8 @@ class SlotRenderer:
             )
 
     def joined(self, blocks: tuple[CompiledText, ...], values: dict[str, Any], media: Collector) -> str | None:
+        if not blocks:
+            return None
         rendered = [media.readable(self.text(block, values)).strip() for block in blocks]
         return "\n\n".join(part for part in rendered if part) or None
 
