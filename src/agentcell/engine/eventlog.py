@@ -284,13 +284,14 @@ class EventLog:
         if self._transcript is None:
             self._transcript = Transcript()
         if self._reduced < len(self.events):
-            self._reduce(self._transcript)
+            self._reduce()
         return self._transcript
 
-    def _reduce(self, transcript: Transcript) -> None:
+    def _reduce(self) -> None:
+        assert self._transcript is not None  # made by `transcript`, the one caller
         start, end = self._reduced, len(self.events)
         self._reduced = end
-        apply, times, converted = transcript.apply_event, self._times, self._converted
+        apply, times, converted = self._transcript.apply_event, self._times, self._converted
         self._converted = {}
         for index, event in zip(range(start, end), self.events.iter_from(start), strict=False):
             apply(event, t=round(times[index], 3), converted=converted.get(index))
