@@ -310,7 +310,9 @@ class SlotRequests:
         """After a request step's response has streamed to its end (`sent`: what `before` returned)."""
         self._count += 1
         self._in_flight = False
-        self.tool_calls += sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in self.offered)
+        offered = self.offered
+        if offered:  # only calls of the offered tools count
+            self.tool_calls += sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in offered)
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
         state.spent += row.cost or 0.0

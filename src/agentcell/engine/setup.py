@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Unpack
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
 from ..events import RunStatus
@@ -69,6 +70,8 @@ class _Setup:
     window: tuple[int, bool] = (0, False)
     """The model's context window and whether it is known rather than assumed (`context.py`), looked up
     once for every run of this setup."""
+    ceiling: UsageLimits = field(default_factory=UsageLimits)
+    """`options.limits` with the defaults filled in (`budget.ceiling_from`), once for every run (read-only)."""
 
     def with_context(self, context: Mapping[str, Any]) -> _Setup:
         """This setup with a run's own `context` (a batch row's): `dataclasses.replace` without its checks per
@@ -137,6 +140,7 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
         history=tuple(history or ()),
         options=options,
         window=_window(resolved, options.context_window),
+        ceiling=ceiling_from(options.limits),
         notes=tuple(
             f"tool {s['name']!r} has no docstring, so the model gets no description of what it does or when to "
             "call it; add one (its first line is what the model reads)"
@@ -217,7 +221,7 @@ def _launch(
         emit_text=sink.text.add,
         coalescer=sink.text,
         model=setup.model,
-        ceiling=ceiling_from(options.limits),
+        ceiling=setup.ceiling,
         registry=setup.registry,
         toolsets=grouped(options.toolsets),  # two MCP servers' clashing tool names prefixed
         approve_writes=options.approve_writes,

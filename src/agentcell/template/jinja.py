@@ -132,7 +132,7 @@ class Plain:
 
     def reads(self, context: Mapping[str, Any]) -> bool:
         """Whether `context` binds every name (else Jinja renders it, and says which one is undefined)."""
-        return all(name in context for name in self.names)
+        return context.keys() >= self.names
 
     def render(self, context: Mapping[str, Any], finalize: Callable[[Any], Any] | None,
                check: Callable[[int], None] | None) -> str:
