@@ -78,7 +78,7 @@ def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_ca
     warnings: list[str] = []
     iters = _clamp(slot, "max_iter", max_iter, ceiling.request_limit, "request_limit", warnings)
     calls = _clamp(slot, "max_calls", max_calls, ceiling.tool_calls_limit, "tool_calls_limit", warnings)
-    limits = replace(ceiling, output_tokens_limit=None)  # enforced by `OutputMeter`, not per event by pydantic-ai
+    limits = _uncapped(ceiling)  # the output-token limit is enforced by `OutputMeter`, not per event by pydantic-ai
     if iters is not None:
         limits = replace(limits, request_limit=iters)
     return SlotBudget(
@@ -88,6 +88,21 @@ def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_ca
         max_calls=calls,
         warnings=tuple(warnings),
     )
+
+
+_UNCAPPED: list[tuple[UsageLimits, UsageLimits]] = []
+"""The last ceiling (held, so its id is not reused) and its copy without an output-token limit."""
+
+
+def _uncapped(ceiling: UsageLimits) -> UsageLimits:
+    """`ceiling` without its output-token limit: one copy per ceiling (a prepared run's rows share theirs), not
+    a `dataclasses.replace` per slot run. Neither is changed after it is made."""
+    last = _UNCAPPED[0] if _UNCAPPED else None
+    if last is not None and last[0] is ceiling:
+        return last[1]
+    uncapped = replace(ceiling, output_tokens_limit=None)
+    _UNCAPPED[:] = [(ceiling, uncapped)]
+    return uncapped
 
 
 class OutputMeter:
