@@ -145,8 +145,6 @@ async def _summary(
     return summary
 
 
-
-
 TEACH_CHARS = 2_000
 """Longest text a teaching event carries per message or part: the answer itself already streamed."""
 
@@ -310,9 +308,7 @@ class SlotRequests:
         """After a request step's response has streamed to its end (`sent`: what `before` returned)."""
         self._count += 1
         self._in_flight = False
-        offered = self.offered
-        if offered:  # only calls of the offered tools count
-            self.tool_calls += sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in offered)
+        self.tool_calls += self._offered_calls(response)
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
         state.spent += row.cost or 0.0
@@ -367,6 +363,13 @@ class SlotRequests:
             state.lesson.reveal(self.slot, self._count, response)
         # Past the output-token ceiling: `UsageLimitExceeded`, raised into the slot's stream (`slotmodel.py`).
         self.stream.meter.settle(usage.output_tokens)
+
+    def _offered_calls(self, response: ModelResponse) -> int:
+        """How many of `response`'s tool calls call a tool this slot offered (none without one: no walk)."""
+        offered = self.offered
+        if not offered:
+            return 0
+        return sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in offered)
 
     def _estimate_used(self, keeper: ContextKeeper, sent: list[ModelMessage], response: ModelResponse) -> int:
         """The gauge when the provider reported no usage: the request's characters (memoized) plus the response's."""
