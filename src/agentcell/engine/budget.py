@@ -40,12 +40,22 @@ def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
 
 
 def limits_event(ceiling: UsageLimits) -> Limits:
-    """The ceiling as the `Limits` value events carry."""
-    return Limits(
+    """The ceiling as the `Limits` value events carry (made once per ceiling: a run reads it three times, and a
+    prepared run's rows share their ceiling)."""
+    last = _LIMITS[0] if _LIMITS else None
+    if last is not None and last[0] is ceiling:
+        return last[1]
+    limits = Limits(
         requests=ceiling.request_limit or MAX_REQUESTS,
         tool_calls=ceiling.tool_calls_limit or MAX_TOOL_CALLS,
         output_tokens=ceiling.output_tokens_limit or MAX_OUTPUT_TOKENS,
     )
+    _LIMITS[:] = [(ceiling, limits)]
+    return limits
+
+
+_LIMITS: list[tuple[UsageLimits, Limits]] = []
+"""The last ceiling (held, so its id is not reused) and its `Limits`."""
 
 
 def slot_limits(ceiling: UsageLimits, *, max_iter: int | None, max_calls: int | None) -> Limits:
