@@ -16,6 +16,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import to_jsonable_python
 
+from .formats.frozen import faster_init
 from .formats.openai import to_openai as openai_messages
 from .usage import Limits, RunStatus, Usage
 
@@ -156,3 +157,6 @@ class RunResult:
             "messages": ModelMessagesTypeAdapter.dump_python(list(self.messages), mode="json"),
         }
         return json.dumps(data, ensure_ascii=False)
+
+
+faster_init(RunResult)  # one per run, copied by a batch row's result (`formats/frozen.py`)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, TypeAlias, TypeGuard, get_args
 
+from .formats.frozen import faster_init
+
 MAX_REQUESTS = 20
 """Default ceiling of model requests per slot (`UsageLimits.request_limit`, `--max-iter`)."""
 MAX_TOOL_CALLS = 20
@@ -127,3 +129,6 @@ def cost_exact(cost: float | None) -> str:
     if format_cost(cost) == UNKNOWN_COST or cost is None:
         return UNKNOWN_COST
     return f"${Decimal(f'{cost:.12g}'):f}"
+
+
+faster_init(Usage, Limits)  # summed and compared several times per run (`formats/frozen.py`)

@@ -106,14 +106,23 @@ def test_a_repeated_chunk_is_parsed_once() -> None:
 
 
 def test_python_is_compiled_at_the_first_render_once() -> None:
-    template = compile_template("Hi {{ name }}\n[[a]]")
+    template = compile_template("Hi {{ name|title }}\n[[a]]")
     (step,) = template.slot_steps
     text = step.render.turns[0].text  # type: ignore[attr-defined]
     assert text.compiled == []
-    step.render({"name": "Ada"})
-    step.render({"name": "Bob"})
+    step.render({"name": "ada"})
+    step.render({"name": "bob"})
     assert len(text.compiled) == 1
+    assert step.render({"name": "cy"}).turns[0].text == "Hi Cy"
+
+
+def test_a_plain_text_is_never_compiled() -> None:
+    template = compile_template("Hi {{ name }}\n[[a]]")
+    (step,) = template.slot_steps
+    text = step.render.turns[0].text  # type: ignore[attr-defined]
+    step.render({"name": "Ada"})
     assert step.render({"name": "Cy"}).turns[0].text == "Hi Cy"
+    assert text.compiled == []  # literal pieces and `{{ name }}` regions render without Jinja (`jinja.Plain`)
 
 
 class _NoParser(type(make_environment())):  # type: ignore[misc]

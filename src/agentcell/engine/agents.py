@@ -38,9 +38,8 @@ resumed segments, or one batch) and dies with it: no agent, tool or model outliv
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -50,6 +49,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
+from ..formats.frozen import faster_init
 from ..mcp_servers.group import McpGroup
 from ..mcp_servers.toolset import McpTools
 
@@ -87,14 +87,23 @@ class Binding:
 _binding: ContextVar[Binding | None] = ContextVar("agentcell_slot_binding", default=None)
 
 
-@contextmanager
-def bound(binding: Binding) -> Iterator[None]:
-    """Agent runs started inside (their tasks copy this context) take `binding` as their per-run state."""
-    token = _binding.set(binding)
-    try:
-        yield
-    finally:
-        _binding.reset(token)
+class bound:  # lower case: used as a function, `with bound(binding):`
+    """Agent runs started inside (their tasks copy this context) take `binding` as their per-run state.
+
+    A class, not `@contextmanager`: entered once per slot run, where a generator's costs several calls more."""
+
+    __slots__ = ("_binding", "_token")
+
+    def __init__(self, binding: Binding) -> None:
+        self._binding = binding
+        self._token: Token[Binding | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _binding.set(self._binding)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _binding.reset(self._token)
 
 
 def _current() -> Binding:
@@ -236,3 +245,6 @@ def _build(
         toolsets=list(toolsets) or None,
         capabilities=[_SlotTools()] if tools or toolsets else None,
     )
+
+
+faster_init(Binding)  # one per slot run (`formats/frozen.py`)

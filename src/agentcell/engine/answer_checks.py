@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 
+from ..formats.frozen import faster_init
 from ..options import HINT_STYLE
 from .output_modes import quoted
 
@@ -162,3 +163,6 @@ def serial_note(slot: str, problem: AnswerProblem) -> str:
         f"slot {slot!r}: the server {what}, as servers that serve one request at a time do when another "
         "request waits; this run now sends it one request at a time"
     )
+
+
+faster_init(Expect)  # one per request (`formats/frozen.py`)

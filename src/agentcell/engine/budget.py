@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
+from ..formats.frozen import faster_init
 from ..options import HINT_STYLE
 from ..usage import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_TOOL_CALLS, Limits, format_cost
 
@@ -39,12 +40,22 @@ def ceiling_from(limits: UsageLimits | None) -> UsageLimits:
 
 
 def limits_event(ceiling: UsageLimits) -> Limits:
-    """The ceiling as the `Limits` value events carry."""
-    return Limits(
+    """The ceiling as the `Limits` value events carry (made once per ceiling: a run reads it three times, and a
+    prepared run's rows share their ceiling)."""
+    last = _LIMITS[0] if _LIMITS else None
+    if last is not None and last[0] is ceiling:
+        return last[1]
+    limits = Limits(
         requests=ceiling.request_limit or MAX_REQUESTS,
         tool_calls=ceiling.tool_calls_limit or MAX_TOOL_CALLS,
         output_tokens=ceiling.output_tokens_limit or MAX_OUTPUT_TOKENS,
     )
+    _LIMITS[:] = [(ceiling, limits)]
+    return limits
+
+
+_LIMITS: list[tuple[UsageLimits, Limits]] = []
+"""The last ceiling (held, so its id is not reused) and its `Limits`."""
 
 
 def slot_limits(ceiling: UsageLimits, *, max_iter: int | None, max_calls: int | None) -> Limits:
@@ -77,7 +88,7 @@ def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_ca
     warnings: list[str] = []
     iters = _clamp(slot, "max_iter", max_iter, ceiling.request_limit, "request_limit", warnings)
     calls = _clamp(slot, "max_calls", max_calls, ceiling.tool_calls_limit, "tool_calls_limit", warnings)
-    limits = replace(ceiling, output_tokens_limit=None)  # enforced by `OutputMeter`, not per event by pydantic-ai
+    limits = _uncapped(ceiling)  # the output-token limit is enforced by `OutputMeter`, not per event by pydantic-ai
     if iters is not None:
         limits = replace(limits, request_limit=iters)
     return SlotBudget(
@@ -87,6 +98,21 @@ def slot_budget(ceiling: UsageLimits, *, slot: str, max_iter: int | None, max_ca
         max_calls=calls,
         warnings=tuple(warnings),
     )
+
+
+_UNCAPPED: list[tuple[UsageLimits, UsageLimits]] = []
+"""The last ceiling (held, so its id is not reused) and its copy without an output-token limit."""
+
+
+def _uncapped(ceiling: UsageLimits) -> UsageLimits:
+    """`ceiling` without its output-token limit: one copy per ceiling (a prepared run's rows share theirs), not
+    a `dataclasses.replace` per slot run. Neither is changed after it is made."""
+    last = _UNCAPPED[0] if _UNCAPPED else None
+    if last is not None and last[0] is ceiling:
+        return last[1]
+    uncapped = replace(ceiling, output_tokens_limit=None)
+    _UNCAPPED[:] = [(ceiling, uncapped)]
+    return uncapped
 
 
 class OutputMeter:
@@ -188,3 +214,6 @@ def spend_check(limit: float | None, spent: float) -> None:
     if limit is not None and spent >= limit:
         said = f"The run's cost limit of {format_cost(limit)} is reached ({format_cost(spent)} spent)"
         raise UsageLimitExceeded(said)
+
+
+faster_init(SlotBudget)  # one per slot run (`formats/frozen.py`)

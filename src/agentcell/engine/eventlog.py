@@ -137,7 +137,7 @@ class _Events(Sequence[Event]):
 
     def append(self, event: Event) -> None:
         items = self._items
-        if isinstance(event, TokenDelta | ThinkingDelta):
+        if type(event) is TokenDelta or type(event) is ThinkingDelta:
             last = items[-1] if items else None
             if isinstance(last, _Deltas) and last.same(event):
                 last.add(event.text)
@@ -236,7 +236,8 @@ class EventLog:
 
     def __init__(self, transcript: Transcript | None = None) -> None:
         self.events = _Events()
-        self._transcript = transcript if transcript is not None else Transcript()
+        self._transcript = transcript
+        """Made at its first reading (a batch row's run is never looked at while it runs)."""
         self._times = array("d")
         """Seconds since the log began, per event."""
         self._reduced = 0
@@ -251,8 +252,9 @@ class EventLog:
 
     def append(self, event: Event, converted: Converted | None = None) -> None:
         """Add `event` (with its wire conversion when the caller made it: the run's sink does, to check it)."""
-        index = len(self.events)
-        self.events.append(event)
+        events = self.events
+        index = events._count  # `len(events)`, without the call per event
+        events.append(event)
         self._times.append(time.monotonic() - self.t0)
         kind = type(event)
         if kind is not TokenDelta and kind is not ThinkingDelta:
@@ -260,8 +262,9 @@ class EventLog:
             kept[index] = converted if converted is not None else wire_fields(event)
             if len(kept) > self.KEEP_CONVERTED:
                 del kept[next(iter(kept))]
-        for listener in self._listeners:
-            listener(event)
+        if self._listeners:
+            for listener in self._listeners:
+                listener(event)
         wake = self._wake
         if wake is not None:
             self._wake = None  # readers that wake and find nothing new wait on a fresh one
@@ -278,11 +281,14 @@ class EventLog:
     @property
     def transcript(self) -> Transcript:
         """The run's transcript with every event so far reduced into it."""
+        if self._transcript is None:
+            self._transcript = Transcript()
         if self._reduced < len(self.events):
             self._reduce()
         return self._transcript
 
     def _reduce(self) -> None:
+        assert self._transcript is not None  # made by `transcript`, the one caller
         start, end = self._reduced, len(self.events)
         self._reduced = end
         apply, times, converted = self._transcript.apply_event, self._times, self._converted

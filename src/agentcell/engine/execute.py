@@ -94,7 +94,10 @@ class Executor(Flow):
         self._template = template
         self._context = dict(context)
         self.history = tuple(history)
-        self._conversation: list[ModelMessage] = list(history)
+        self._messages: list[ModelMessage] = list(history)
+        self._answers: list[tuple[Sequence[Turn], str]] = []
+        """Answered slots (turns, answer text) not made messages yet (`_conversation`): a batch row's one slot never
+        is, and a slot's turns and answer made as pydantic-ai messages cost more than the rest of its bookkeeping."""
         self._segment_start = len(history)
         """Where the current segment's conversation starts (its `<header>` goes there)."""
         self._resume = resume
@@ -146,8 +149,18 @@ class Executor(Flow):
             await asyncio.sleep(0)  # a cancellation point between steps, and lets consumers catch up
             await self.step(step)
 
+    @property
+    def _conversation(self) -> list[ModelMessage]:
+        """The conversation so far: what later slots see (the answered slots' messages made when first needed)."""
+        if self._answers:
+            for turns, text in self._answers:
+                self._messages.extend(answered(turns, text))
+            self._answers.clear()
+        return self._messages
+
     def checkpoint(self, step: CheckpointStep) -> None:
-        self._conversation, self._segment_start, self.carry = [], 0, ()
+        self._messages, self._segment_start, self.carry = [], 0, ()
+        self._answers.clear()
         if not self._replaying:
             self._state.emit(CheckpointReached(run_id=self._state.run_id, name=step.name))
 
@@ -175,7 +188,7 @@ class Executor(Flow):
         self.answer_keys.append(key)
         outcome = await run_slot(self._state, spec, index, rendered, history, resume=resumable(earlier), key=key)
         self.answered(spec.name, key, outcome.value)
-        self._conversation.extend(answered(rendered.turns, outcome.text))
+        self._answers.append((rendered.turns, outcome.text))  # made messages when a later step reads them
 
     def answered(self, name: str, key: str, value: Any) -> None:
         self.record(name, value)
@@ -233,6 +246,8 @@ class Executor(Flow):
 
     def namespace(self, *, exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
         values = {**self._context, **self.results, **self.frame_values()}
+        if not exclude:
+            return values
         return {key: value for key, value in values.items() if key not in exclude}
 
     def _launch_guard(

@@ -144,7 +144,7 @@ class Flow:
     # -- values ---------------------------------------------------------------------------------
     def record(self, name: str, value: Any) -> None:
         """A slot's answer: into the innermost loop that collects it, else into the results."""
-        frame = next((f for f in reversed(self.frames) if name in f.lists), None)
+        frame = next((f for f in reversed(self.frames) if name in f.lists), None) if self.frames else None
         if frame is None:
             self.results[name] = value
         else:
@@ -159,6 +159,8 @@ class Flow:
 
     def key_of(self, spec: SlotSpec) -> str:
         """The name events use for this run of `spec`: `x`, `x#2` after a checkpoint, `x[0]` in a loop."""
+        if not self.frames:
+            return spec.key
         return spec.key + "".join(f"[{f.index}]" for f in self.frames if spec.name in f.lists)
 
     def key_of_name(self, name: str) -> str:

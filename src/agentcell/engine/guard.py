@@ -55,6 +55,8 @@ class Guards:
 
     @property
     def pending_names(self) -> frozenset[str]:
+        if not self._pending:  # read before every slot's render: nothing to build when no guard is out
+            return frozenset()
         return frozenset(guard.name for guard in self._pending)
 
     def launch(self, name: str, verdict: Coroutine[Any, Any, Verdict], results_before: Mapping[str, Any]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import Field, create_model
 
+from ..formats.frozen import faster_init
 from ..template.answers import Answer, Asked, Check, DateRule, HaltVerdict
 from ..template.kinds import KINDS
 from ..template.program import SlotOptions, SlotSpec
@@ -69,6 +70,11 @@ def plan(spec: SlotSpec, options: SlotOptions, *, now: dt.datetime, seen: str = 
     return Output(type=model, streams_text=False, value=_converter(spec, answer))
 
 
+def reads_seen(spec: SlotSpec) -> bool:
+    """Whether `plan` reads `seen` for a slot of `spec` (its kind has a rule on the text it was shown: `extract`)."""
+    return KINDS[spec.type].rule is not None
+
+
 def item_type(spec: SlotSpec, options: SlotOptions, *, now: dt.datetime, seen: str) -> Any:
     """The type of one answer (one item of a list slot)."""
     check = text_check(spec, options, seen) if KINDS[spec.type].streams_text else None
@@ -117,3 +123,6 @@ def _converter(spec: SlotSpec, answer: Answer) -> Callable[[Any], Any]:
     if spec.quantifier is not None:
         return lambda output: [plain(item) for item in output.response]
     return lambda output: plain(output.response)
+
+
+faster_init(Output)  # one per slot run (`formats/frozen.py`)

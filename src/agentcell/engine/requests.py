@@ -145,8 +145,6 @@ async def _summary(
     return summary
 
 
-
-
 TEACH_CHARS = 2_000
 """Longest text a teaching event carries per message or part: the answer itself already streamed."""
 
@@ -162,10 +160,10 @@ def _clipped(item: dict[str, Any]) -> dict[str, Any]:
 
 def _pydantic_json(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
     """`messages` as pydantic-ai's own JSON, each part's long `content` clipped like the OpenAI shape."""
-    out = []
     # An image travels to the views once, as a `MediaAdded` thumbnail; here it is named by its digest.
-    for message in ModelMessagesTypeAdapter.dump_python(hollow_messages(messages), mode="json"):
-        out.append({**message, "parts": [_clipped(part) for part in message.get("parts", [])]})
+    out = ModelMessagesTypeAdapter.dump_python(hollow_messages(messages), mode="json")
+    for message in out:  # the dump's own fresh dicts: clipped in place, not copied
+        message["parts"] = [_clipped(part) for part in message.get("parts", [])]
     return tuple(out)
 
 
@@ -310,7 +308,7 @@ class SlotRequests:
         """After a request step's response has streamed to its end (`sent`: what `before` returned)."""
         self._count += 1
         self._in_flight = False
-        self.tool_calls += sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in self.offered)
+        self.tool_calls += self._offered_calls(response)
         state, usage = self.state, response.usage
         row = _request_usage(usage.input_tokens, usage.output_tokens, usage.cost)
         state.spent += row.cost or 0.0
@@ -365,6 +363,13 @@ class SlotRequests:
             state.lesson.reveal(self.slot, self._count, response)
         # Past the output-token ceiling: `UsageLimitExceeded`, raised into the slot's stream (`slotmodel.py`).
         self.stream.meter.settle(usage.output_tokens)
+
+    def _offered_calls(self, response: ModelResponse) -> int:
+        """How many of `response`'s tool calls call a tool this slot offered (none without one: no walk)."""
+        offered = self.offered
+        if not offered:
+            return 0
+        return sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in offered)
 
     def _estimate_used(self, keeper: ContextKeeper, sent: list[ModelMessage], response: ModelResponse) -> int:
         """The gauge when the provider reported no usage: the request's characters (memoized) plus the response's."""

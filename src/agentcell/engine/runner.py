@@ -233,7 +233,7 @@ class Run:
             )
 
     def _run_started(self) -> RunStarted:
-        slots = tuple(SlotInfo(name=s.name, type=s.type_label, required=s.required) for s in self._template.slots)
+        slots = _slot_infos(self._template)
         return RunStarted(
             run_id=self.run_id,
             model=self._state.model.name,
@@ -278,3 +278,17 @@ class Run:
             edited=() if self.forked is None else self.forked.edited,
             predictions=tuple(p.as_dict() for p in state.lesson.predictions) if state.lesson is not None else (),
         )
+
+
+_SLOT_INFOS: list[tuple[Template, tuple[SlotInfo, ...]]] = []
+"""The last template (held, so its id is not reused) and its slots as `RunStarted` lists them."""
+
+
+def _slot_infos(template: Template) -> tuple[SlotInfo, ...]:
+    """`template`'s slots as `RunStarted` carries them, made once per template (a batch's rows share theirs)."""
+    last = _SLOT_INFOS[0] if _SLOT_INFOS else None
+    if last is not None and last[0] is template:
+        return last[1]
+    infos = tuple(SlotInfo(name=s.name, type=s.type_label, required=s.required) for s in template.slots)
+    _SLOT_INFOS[:] = [(template, infos)]
+    return infos

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Unpack
 
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.usage import UsageLimits
 
 from ..errors import AgentcellError
 from ..events import RunStatus
@@ -66,6 +67,25 @@ class _Setup:
     server: ServerFacts = field(default_factory=ServerFacts)
     """What runs of this setup learned about their servers (a batch's rows share it: the first row's fallback
     spares the others the request that found it)."""
+    window: tuple[int, bool] = (0, False)
+    """The model's context window and whether it is known rather than assumed (`context.py`), looked up
+    once for every run of this setup."""
+    ceiling: UsageLimits = field(default_factory=UsageLimits)
+    """`options.limits` with the defaults filled in (`budget.ceiling_from`), once for every run (read-only)."""
+
+    def with_context(self, context: Mapping[str, Any]) -> _Setup:
+        """This setup with a run's own `context` (a batch row's): `dataclasses.replace` without its checks per
+        field and keyword call, once per row."""
+        new = object.__new__(_Setup)
+        for member in _MEMBERS:
+            member.__set__(new, member.__get__(self))
+        _CONTEXT.__set__(new, dict(context))
+        return new
+
+
+_MEMBERS: tuple[Any, ...] = tuple(_Setup.__dict__[f.name] for f in fields(_Setup))
+"""Each field's slot of `_Setup` (`with_context` copies through them)."""
+_CONTEXT: Any = _Setup.__dict__["context"]
 
 
 @option_keywords
@@ -111,13 +131,16 @@ def prepare(template: Template | str, options: RunOptions) -> Prepared:
     registry = build_registry(options.tools, dispatch=options.dispatch, approve_writes=options.approve_writes)
     check_toolsets(options.toolsets)
     parse_faults(options.inject)  # a bad --inject fails now, before any model call
+    resolved = resolve_model(options.model)
     setup = _Setup(
         template=compiled,
         context=dict(options.context or {}),
-        model=resolve_model(options.model),
+        model=resolved,
         registry=registry,
         history=tuple(history or ()),
         options=options,
+        window=_window(resolved, options.context_window),
+        ceiling=ceiling_from(options.limits),
         notes=tuple(
             f"tool {s['name']!r} has no docstring, so the model gets no description of what it does or when to "
             "call it; add one (its first line is what the model reads)"
@@ -152,7 +175,7 @@ class Prepared:
         (no running loop, a run id that cannot name a journal file).
         """
         running_loop_needed()
-        setup = self._setup if context is None else replace(self._setup, context=dict(context))
+        setup = self._setup if context is None else self._setup.with_context(context)
         setup.template.check_context(setup.context)
         options = setup.options
         resume_from = options.resume_from
@@ -190,7 +213,7 @@ def _launch(
     sink = Sink(log, run_id)
     notes = list(setup.notes)
     sink.journal = _open_journal(run_id, setup.options.journal, segment, notes)
-    setup = replace(setup, notes=tuple(notes))
+    setup = replace(setup, notes=tuple(notes)) if len(notes) > len(setup.notes) else setup  # a journal's note
     options = setup.options
     state = RunState(
         run_id=run_id,
@@ -198,7 +221,7 @@ def _launch(
         emit_text=sink.text.add,
         coalescer=sink.text,
         model=setup.model,
-        ceiling=ceiling_from(options.limits),
+        ceiling=setup.ceiling,
         registry=setup.registry,
         toolsets=grouped(options.toolsets),  # two MCP servers' clashing tool names prefixed
         approve_writes=options.approve_writes,
@@ -256,9 +279,13 @@ def _reference(now: datetime | None, resume: RunResult | None) -> datetime:
 def _keeper(setup: _Setup) -> ContextKeeper:
     compaction = setup.options.compaction
     writer = None if compaction is None or compaction.model is None else resolve_model(compaction.model).model
-    window = window_for(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
-    known = window_known(setup.model.name, override=setup.options.context_window, offline=setup.model.offline)
+    window, known = setup.window
     return ContextKeeper(window=window, compaction=compaction, summarizer=writer, window_known=known)
+
+
+def _window(model: ResolvedModel, override: int | None) -> tuple[int, bool]:
+    return (window_for(model.name, override=override, offline=model.offline),
+            window_known(model.name, override=override, offline=model.offline))
 
 
 def _open_journal(run_id: str, option: JournalOption, segment: int, notes: list[str]) -> Journal | None:

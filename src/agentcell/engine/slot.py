@@ -24,6 +24,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_core import to_json
 
 from ..events import Retrying, RunStatus, SlotCompleted, SlotFailed, SlotStarted
+from ..formats.frozen import faster_init
 from ..formats.jsonsafe import scrub
 from ..providers.hooks import RetryNotice, request_scope
 from ..providers.known_secrets import model_secrets
@@ -43,7 +44,7 @@ from .conversation import split_turns, visible_text
 from .guard import GuardTrip
 from .media import announce, check_model_reads, describing, prompt_media
 from .output_modes import chosen_mode, typed_output
-from .outputs import Check, Output, plan
+from .outputs import Check, Output, plan, reads_seen
 from .requests import SlotRequests
 from .slot_failure import failure_message
 from .slotmodel import SlotModel
@@ -94,11 +95,13 @@ async def run_slot(
     for this run of the slot (`summary[2]` in a loop; `spec.key` by default).
     """
     name = key or spec.key
-    output = plan(spec, rendered.options, now=state.reference_time, seen=visible_text(history, rendered))
+    seen = visible_text(history, rendered) if reads_seen(spec) else ""
+    output = plan(spec, rendered.options, now=state.reference_time, seen=seen)
     limits = slot_limits(state.ceiling, max_iter=rendered.options.max_iter, max_calls=rendered.options.max_calls)
     state.emit(SlotStarted(run_id=state.run_id, slot=name, slot_type=spec.type_label, index=index, limits=limits))
     stream = SlotStream(state, name, streams_text=output.streams_text)
     attempts = _Attempts(state, spec, rendered, history, stream, output)
+    result: AgentRunResult[Any] | None = None
     try:
         result = await attempts.run(tuple(resume))
     except UsageLimitExceeded as exc:
@@ -124,7 +127,8 @@ async def run_slot(
         _fail(state, stream, attempts.call, "failed", message, "errored")
         raise SlotEnded("failed", message) from exc
     finally:
-        state.transcript[name] = stream.new_messages()  # kept whatever way the slot ends
+        if result is None:  # kept whatever way the slot ends (a finished slot's just below)
+            state.transcript[name] = stream.new_messages()
     state.usage.update(name, result.usage)
     state.transcript[name] = (*stream.resumed, *result.new_messages())
     value, _ = scrub(output.value(result.output))  # valid UTF-8 for every view (the deltas were warned about)
@@ -210,8 +214,9 @@ class _Attempts:
             first = self.call is None
             self.call = _agent_call(self.state, self.spec, self.rendered, self.history, self.stream, resume,
                                     self.output, previous=self.call)
-            if first:  # the prompt's images, once per slot, before its first request (`media.py`)
-                await announce(self.state, self.stream.slot, prompt_media(self.rendered.turns))
+            media = prompt_media(self.rendered.turns) if first else ()
+            if media:  # the prompt's images, once per slot, before its first request (`media.py`)
+                await announce(self.state, self.stream.slot, media)
             try:
                 return await self.call.run()
             except AnswerProblem as problem:
@@ -363,3 +368,6 @@ def _fail(
             partial=partial if keep_partial else "",
         )
     )
+
+
+faster_init(SlotOutcome, _AgentCall)  # one each per slot run (`formats/frozen.py`)

@@ -136,6 +136,7 @@ class SlotModel(WrapperModel):
         """That as the model was sent it (prepared), which a continuation segment sends again."""
         self._suspended: ModelResponse | None = None
         """The step's response so far while its provider suspends it (continuation segments)."""
+        self._key: str | None = None
 
     def prepare_messages(
         self, messages: list[ModelMessage], model_request_parameters: ModelRequestParameters | None = None
@@ -168,7 +169,7 @@ class SlotModel(WrapperModel):
             sent = await self._before(messages, params, run_context)
         if self.network:
             sent = _with_text(sent)
-        gate = self.requests.state.server.serial.get(server_key(self.wrapped)) if self.network else None
+        gate = self.requests.state.server.serial.get(self._server_key()) if self.network else None
         async with gate or nullcontext(), self._open(sent, model_settings, params, run_context) as stream:
             try:
                 yield stream
@@ -213,9 +214,15 @@ class SlotModel(WrapperModel):
         except EmptyResponse as exc:  # not even a first chunk (raised on opening): the slot decides (answer_checks.py)
             raise opened_empty(params, self._expect(params), _server_said(exc)) from exc
 
+    def _server_key(self) -> str:
+        """`server_key(self.wrapped)`, made at its first use (the wrapped model is this object's for its life)."""
+        if self._key is None:
+            self._key = server_key(self.wrapped)
+        return self._key
+
     def _expect(self, params: ModelRequestParameters) -> Expect:
         facts = self.requests.state.server
-        key = server_key(self.wrapped)
+        key = self._server_key()
         return Expect(auto_tool=self.auto_tool and params.output_mode == "tool",
                       streamed=key not in facts.unstreamed_tools, network=self.network)
 

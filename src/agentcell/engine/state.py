@@ -102,7 +102,10 @@ class UsageBook:
 
     def update(self, slot: str, usage: RunUsage) -> None:
         """Record `slot`'s usage so far; emit `UsageUpdated` when the run total changed."""
-        self._by_slot[slot] = to_usage(usage)
+        new = to_usage(usage)
+        if self._by_slot.get(slot) == new:
+            return  # the total is the one announced last (every change to it is announced)
+        self._by_slot[slot] = new
         self._announce(slot)
 
     def _announce(self, slot: str) -> None:

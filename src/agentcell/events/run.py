@@ -14,9 +14,10 @@ finally `SlotCompleted` or `SlotFailed`. A resumed run yields `RunResumed` right
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 # Re-exported (`from agentcell.events import Usage` keeps working); they are defined in `usage.py`.
+from ..formats.frozen import faster_init
 from ..usage import Limits as Limits
 from ..usage import RunStatus as RunStatus
 from ..usage import Usage as Usage
@@ -387,3 +388,6 @@ Event: TypeAlias = (
     | PredictionMade
 )
 """Every event a run can yield."""
+
+
+faster_init(SlotInfo, *get_args(Event))  # ~12 per batch row: fields set through their slots (`formats/frozen.py`)

@@ -28,8 +28,13 @@ def hollow_top(value: Any) -> Any:
     """`hollow` of a dict's own long string values only (nested ones are serialized as they are)."""
     if not isinstance(value, dict):
         return hollow(value) if isinstance(value, str) else value
+    for item in value.values():  # a loop, not a comprehension: no call or list per event when none is long
+        if type(item) is str and len(item) >= LONG:
+            break
+    else:
+        return value
     long = [key for key, item in value.items() if type(item) is str and len(item) >= LONG]
-    return {**value, **{key: hollow(value[key]) for key in long}} if long else value
+    return {**value, **{key: hollow(value[key]) for key in long}}
 
 
 def hollow(value: Any) -> Any:

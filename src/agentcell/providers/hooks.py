@@ -8,10 +8,11 @@ and a cassette files requests under slot `"_"`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
+
+from ..formats.frozen import faster_init
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,11 +41,24 @@ def current_scope() -> RequestScope:
     return _scope.get() or RequestScope()
 
 
-@contextmanager
-def request_scope(slot: str | None, on_retry: OnRetry | None = None) -> Iterator[None]:
-    """Mark model requests made inside as `slot`'s, reporting each retry to `on_retry`."""
-    token = _scope.set(RequestScope(slot=slot, on_retry=on_retry))
-    try:
-        yield
-    finally:
-        _scope.reset(token)
+class request_scope:  # lower case: used as a function, `with request_scope(slot):`
+    """Mark model requests made inside as `slot`'s, reporting each retry to `on_retry`.
+
+    A class, not `@contextmanager`: entered once per slot run, and a generator's context manager costs
+    several calls more."""
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, slot: str | None, on_retry: OnRetry | None = None) -> None:
+        self._scope = RequestScope(slot=slot, on_retry=on_retry)
+        self._token: Token[RequestScope | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _scope.set(self._scope)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _scope.reset(self._token)
+
+
+faster_init(RequestScope)  # one per slot run (`formats/frozen.py`)

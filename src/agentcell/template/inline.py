@@ -16,19 +16,17 @@ then checks the values at run time: each name bound to a `str`, `int`, `float`, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .jinja import CompiledText
+from .jinja import PLAIN_REGION, CompiledText
 
 INLINE_CHARS = 100_000
 """Largest prompt (literal text plus the values, once per reference) rendered on the loop."""
 INLINE_REGIONS = 64
 """Most `{{ name }}` regions a plain slot may hold (the first render compiles them to Python)."""
 
-_PLAIN_REGION = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -66,7 +64,7 @@ def plain_reads(texts: Iterable[CompiledText]) -> PlainReads | None:
             if part.kind == "data":
                 literal += len(part.source)
                 continue
-            match = _PLAIN_REGION.fullmatch(part.source) if part.kind == "variable" else None
+            match = PLAIN_REGION.fullmatch(part.source) if part.kind == "variable" else None
             if match is None or match[1] in text.environment.globals:
                 return None
             counts[match[1]] = counts.get(match[1], 0) + 1

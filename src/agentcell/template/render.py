@@ -79,6 +79,8 @@ class SlotRenderer:
     """For a type given when compiling (`--types`): its class, so the context is not consulted."""
     plain: list[PlainReads | None] = field(default_factory=list, repr=False)
     """What the slot reads if its texts are plain (`inline.py`), found at its first render and kept."""
+    constant: list[SlotOptions] = field(default_factory=list, repr=False)
+    """Its options when nothing in them is computed (`options`): built at the first render, then shared."""
 
     def renders_inline(self, context: Mapping[str, Any], /) -> bool:
         """Whether rendering against `context` may run on the event loop (see `inline.py`)."""
@@ -107,6 +109,8 @@ class SlotRenderer:
             )
 
     def joined(self, blocks: tuple[CompiledText, ...], values: dict[str, Any], media: Collector) -> str | None:
+        if not blocks:
+            return None
         rendered = [media.readable(self.text(block, values)).strip() for block in blocks]
         return "\n\n".join(part for part in rendered if part) or None
 
@@ -118,6 +122,15 @@ class SlotRenderer:
         return tuple(turns)
 
     def options(self, values: dict[str, Any]) -> SlotOptions:
+        if self.constant:
+            return self.constant[0]
+        options = self._options(values)
+        if not (self.dynamic or self.arguments or self.class_name is not None
+                or any(not isinstance(choice, str) for choice in self.choices)):
+            self.constant.append(options)  # the same for every context (a frozen value, so shared)
+        return options
+
+    def _options(self, values: dict[str, Any]) -> SlotOptions:
         settings: dict[str, Any] = dict(self.fixed)
         for option in self.dynamic:
             value = self.evaluate(option.expr, values)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 
 RENDER_CHARS = 2_000_000
@@ -56,15 +54,23 @@ class RenderBudget:
 _current: ContextVar[RenderBudget | None] = ContextVar("agentcell_render_budget", default=None)
 
 
-@contextmanager
-def render_budget() -> Iterator[RenderBudget]:
-    """A fresh budget for one slot's render, current until the block ends."""
-    budget = RenderBudget(cancel=cancel_flag.get())
-    token = _current.set(budget)
-    try:
-        yield budget
-    finally:
-        _current.reset(token)
+class render_budget:  # lower case: used as a function, `with render_budget() as budget:`
+    """A fresh budget for one slot's render, current until the block ends (a class, not `@contextmanager`:
+    entered once per slot render, where a generator's costs several calls more)."""
+
+    __slots__ = ("_budget", "_token")
+
+    def __init__(self) -> None:
+        self._budget = RenderBudget(cancel=cancel_flag.get())
+        self._token: Token[RenderBudget | None] | None = None
+
+    def __enter__(self) -> RenderBudget:
+        self._token = _current.set(self._budget)
+        return self._budget
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
 
 
 def current_budget() -> RenderBudget | None:

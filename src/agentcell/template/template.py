@@ -87,7 +87,8 @@ class CompiledTemplate:
         """
         available = set(names)
         if isinstance(names, Mapping):  # values too: a function decorated @action(name=…) goes by that name
-            available |= {policy.name for value in names.values() if (policy := action_policy(value)) and policy.name}
+            available |= {policy.name for value in names.values()
+                          if callable(value) and (policy := action_policy(value)) and policy.name}  # `@action`s only
         self.check_needs(available)
         answered: set[str] = set()
         index = 0
