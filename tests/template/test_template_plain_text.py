@@ -25,6 +25,9 @@ class Shouty:
     def __str__(self) -> str:
         return "LOUD"
 
+    def __repr__(self) -> str:  # the test's id: the same in every pytest-xdist worker (no address)
+        return "Shouty()"
+
 
 class Broken:
     def __str__(self) -> str:
