@@ -124,7 +124,7 @@ class AppendFile:
             os.close(fd)
 
     def __del__(self) -> None:  # a journal dropped unclosed (its run's task was destroyed) leaks no descriptor
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(Exception):  # `__del__` must not raise, not even at the interpreter's shutdown
             self.close()
 
 
