@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -50,6 +50,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, WrapperToolse
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from ..formats.frozen import faster_init
+from ..formats.scoped import ScopedVar
 from ..mcp_servers.group import McpGroup
 from ..mcp_servers.toolset import McpTools
 
@@ -87,23 +88,13 @@ class Binding:
 _binding: ContextVar[Binding | None] = ContextVar("agentcell_slot_binding", default=None)
 
 
-class bound:  # lower case: used as a function, `with bound(binding):`
-    """Agent runs started inside (their tasks copy this context) take `binding` as their per-run state.
+class bound(ScopedVar[Binding | None]):  # lower case: used as a function, `with bound(binding):`
+    """Agent runs started inside (their tasks copy this context) take `binding` as their per-run state."""
 
-    A class, not `@contextmanager`: entered once per slot run, where a generator's costs several calls more."""
-
-    __slots__ = ("_binding", "_token")
+    __slots__ = ()
 
     def __init__(self, binding: Binding) -> None:
-        self._binding = binding
-        self._token: Token[Binding | None] | None = None
-
-    def __enter__(self) -> None:
-        self._token = _binding.set(self._binding)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is not None:
-            _binding.reset(self._token)
+        super().__init__(_binding, binding)
 
 
 def _current() -> Binding:

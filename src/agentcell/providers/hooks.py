@@ -9,10 +9,11 @@ and a cassette files requests under slot `"_"`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from ..formats.frozen import faster_init
+from ..formats.scoped import ScopedVar
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,24 +42,13 @@ def current_scope() -> RequestScope:
     return _scope.get() or RequestScope()
 
 
-class request_scope:  # lower case: used as a function, `with request_scope(slot):`
-    """Mark model requests made inside as `slot`'s, reporting each retry to `on_retry`.
+class request_scope(ScopedVar[RequestScope | None]):  # lower case: used as a function, `with request_scope(slot):`
+    """Mark model requests made inside as `slot`'s, reporting each retry to `on_retry`."""
 
-    A class, not `@contextmanager`: entered once per slot run, and a generator's context manager costs
-    several calls more."""
-
-    __slots__ = ("_scope", "_token")
+    __slots__ = ()
 
     def __init__(self, slot: str | None, on_retry: OnRetry | None = None) -> None:
-        self._scope = RequestScope(slot=slot, on_retry=on_retry)
-        self._token: Token[RequestScope | None] | None = None
-
-    def __enter__(self) -> None:
-        self._token = _scope.set(self._scope)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is not None:
-            _scope.reset(self._token)
+        super().__init__(_scope, RequestScope(slot=slot, on_retry=on_retry))
 
 
 faster_init(RequestScope)  # one per slot run (`formats/frozen.py`)
